@@ -1,0 +1,1 @@
+"""Services behind the dashboard: server lifecycle, config, metrics, experiments."""

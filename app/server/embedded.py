@@ -1,0 +1,170 @@
+"""Run the tritonserver from the nvidia-pytriton wheel as a child process on 127.0.0.1."""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.paths import MODEL_REPOSITORY, state_dir
+from app.server.binary import library_dir, prepare_backends, server_binary
+from app.server.endpoint import Endpoint
+from app.server.launcher import launcher
+from app.server.ports import choose_ports
+from app.server.repository import model_names
+
+
+class ServerStartError(RuntimeError):
+    """The server did not become ready; the message carries the log tail."""
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How to start the embedded server."""
+
+    model_repository: Path = MODEL_REPOSITORY
+    http_port: int | None = 8000
+    grpc_port: int | None = 8001
+    metrics_port: int | None = 8002
+    host: str = "127.0.0.1"
+    models: tuple[str, ...] | None = None
+    ready_timeout_s: float = 90.0
+    log_dir: Path | None = None
+    extra_args: tuple[str, ...] = field(default=())
+
+
+class EmbeddedServer:
+    """Own one tritonserver process group: start, wait until ready, stop, read the log."""
+
+    def __init__(self, options: ServerOptions | None = None) -> None:
+        self.options = options or ServerOptions()
+        self.proc: subprocess.Popen | None = None
+        self.endpoint: Endpoint | None = None
+        self.log_path: Path | None = None
+        self.started_at: float | None = None
+
+    def start(self) -> Endpoint:
+        """Start the server and block until /v2/health/ready answers 200."""
+        if self.running():
+            return self.endpoint
+        opts = self.options
+        repo = Path(opts.model_repository).resolve()
+        models = opts.models if opts.models is not None else tuple(model_names(repo))
+        http, grpc, metrics = choose_ports((opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
+        log_dir = Path(opts.log_dir or state_dir() / "logs")
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_dir / f"tritonserver-{http}.log"
+        backends = prepare_backends(state_dir() / "backends")
+        argv = [
+            str(server_binary()),
+            f"--model-repository={repo}",
+            f"--backend-directory={backends}",
+            "--model-control-mode=explicit",
+            *[f"--load-model={name}" for name in models],
+            f"--http-address={opts.host}", f"--http-port={http}",
+            f"--grpc-address={opts.host}", f"--grpc-port={grpc}",
+            f"--metrics-address={opts.host}", f"--metrics-port={metrics}",
+            "--metrics-config=summary_latencies=true",
+            "--metrics-interval-ms=1000",
+            "--exit-timeout-secs=5",
+            "--strict-readiness=true",
+            *opts.extra_args,
+        ]
+        env = dict(os.environ)
+        # The stub links the system libpython; it sees the venv's numpy only via PATH.
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+        # The copied stub no longer finds the wheel's bundled libraries through its RPATH.
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir()), env.get("LD_LIBRARY_PATH")]))
+        with open(self.log_path, "wb") as log:
+            self.proc = launcher().popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        self.endpoint = Endpoint(f"http://{opts.host}:{http}", f"{opts.host}:{grpc}", f"http://{opts.host}:{metrics}/metrics")
+        self.started_at = time.time()
+        _live.add(self)
+        try:
+            self._wait_ready(opts.ready_timeout_s)
+        except ServerStartError:
+            self.stop()
+            raise
+        return self.endpoint
+
+    def running(self) -> bool:
+        """Return True while the server process is alive."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout_s: float = 15.0) -> None:
+        """Stop the server and every process of its group (the Python backend stubs)."""
+        proc, self.proc = self.proc, None
+        _live.discard(self)
+        if proc is None:
+            return
+        pgid = proc.pid  # start_new_session makes the server its group's leader
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+        _kill_group(pgid)
+        if proc.poll() is None:
+            proc.wait(5)
+
+    def restart(self) -> Endpoint:
+        """Stop and start again on the same options."""
+        self.stop()
+        return self.start()
+
+    def log_tail(self, lines: int = 40) -> str:
+        """Return the last lines of the server log."""
+        if not self.log_path or not self.log_path.exists():
+            return ""
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        url = f"{self.endpoint.http_url}/v2/health/ready"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise ServerStartError(f"tritonserver exited with code {self.proc.returncode}.\n{self.log_tail()}")
+            tail = self.log_tail(20)
+            if any(marker in tail for marker in _FATAL):
+                raise ServerStartError(f"a model's backend process failed to start.\n{tail}")
+            try:
+                with urllib.request.urlopen(url, timeout=1) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.25)
+        raise ServerStartError(f"tritonserver was not ready after {timeout_s:.0f} s.\n{self.log_tail()}")
+
+
+_FATAL = ("error while loading shared libraries", "Stub process failed", "No module named")
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+_live: set[EmbeddedServer] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_live):
+        server.stop(timeout_s=5)

@@ -1,0 +1,70 @@
+"""Shared fixtures: one real tritonserver per test session, on free ports, on a copy of the repository."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from app.paths import MODEL_REPOSITORY
+from app.server.embedded import EmbeddedServer, ServerOptions
+from app.server.endpoint import Endpoint
+
+
+@dataclass
+class TritonFixture:
+    """A running embedded server and the repository copy it serves."""
+
+    server: EmbeddedServer
+    endpoint: Endpoint
+    repo: Path
+    pristine: Path
+
+    @property
+    def url(self) -> str:
+        return self.endpoint.http_url
+
+    def restore(self, model: str) -> None:
+        """Put a model's pristine config.pbtxt back and reload it from the file."""
+        import tritonclient.http as http  # noqa: PLC0415
+
+        shutil.copyfile(self.pristine / model / "config.pbtxt", self.repo / model / "config.pbtxt")
+        http.InferenceServerClient(self.endpoint.host_port).load_model(model)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def triton(tmp_path_factory) -> TritonFixture:
+    """Start one real tritonserver for the session; stop it and all its stubs at the end."""
+    base = tmp_path_factory.mktemp("triton")
+    repo = base / "model_repository"
+    shutil.copytree(MODEL_REPOSITORY, repo)
+    server = EmbeddedServer(
+        ServerOptions(model_repository=repo, http_port=None, grpc_port=None, metrics_port=None, log_dir=base)
+    )
+    endpoint = server.start()
+    pgid = server.proc.pid
+    yield TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)
+    server.stop()
+    if _group_alive(pgid):  # pragma: no cover - stop() failed to clean up
+        os.killpg(pgid, signal.SIGKILL)
+        pytest.fail("tritonserver left processes behind after stop()")
+
+
+@pytest.fixture
+def restore_model(triton):
+    """Restore the named models' pristine configs after the test."""
+    touched: list[str] = []
+    yield touched.append
+    for model in touched:
+        triton.restore(model)
