@@ -1,0 +1,1 @@
+"""Triton server lifecycle: the embedded wheel binary, or a remote server named by TRITON_URL."""

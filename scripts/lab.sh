@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Set up .venv from requirements.txt (only when it changed), then run the dashboard or the tests.
+#   scripts/lab.sh app    open the dashboard on the embedded tritonserver (127.0.0.1)
+#   scripts/lab.sh test   run the whole test suite (installs Debian chromium when missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+
+setup_venv() {
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  local stamp=.venv/.requirements.sha256 want
+  want=$(sha256sum requirements.txt | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+    echo "$want" > "$stamp"
+  fi
+}
+
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing Debian chromium for the browser tests..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "note: /usr/bin/chromium missing (apt-get install chromium); browser tests will be skipped" >&2
+  fi
+}
+
+case "${1:-}" in
+  app)
+    setup_venv
+    exec .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${@:2}"
+    ;;
+  test)
+    setup_venv
+    ensure_chromium
+    exec .venv/bin/python -m pytest "${@:2}"
+    ;;
+  *)
+    echo "usage: scripts/lab.sh app|test [args...]" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,100 @@
+"""Embedded server lifecycle: ports, readiness errors, cleanup, and the foreground CLI."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from app.paths import MODEL_REPOSITORY, ROOT
+from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
+from app.server.ports import choose_ports, is_free
+from app.server.status import fetch_status
+
+
+def test_fixture_server_is_ready_and_bound_to_loopback(triton):
+    with urllib.request.urlopen(f"{triton.url}/v2/health/ready") as resp:
+        assert resp.status == 200
+    assert triton.url.startswith("http://127.0.0.1:")
+
+
+def test_status_lists_every_shipped_model_ready(triton):
+    status = fetch_status(triton.endpoint)
+    assert status.up and status.ready and status.version == "2.51.0"
+    assert {m.name: m.state for m in status.models} == {"gpu_sim": "READY", "mlp": "READY", "stream_acc": "READY"}
+
+
+def test_status_of_a_dead_server_is_reported_not_raised():
+    from app.server.endpoint import Endpoint
+
+    port = choose_ports((None,))[0]
+    status = fetch_status(Endpoint(f"http://127.0.0.1:{port}", "", ""), timeout_s=0.5)
+    assert not status.up and "not answering" in status.error
+
+
+def test_taken_preferred_port_falls_back_to_a_free_one():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        assert not is_free(taken)
+        (port,) = choose_ports((taken,))
+        assert port != taken and is_free(port)
+
+
+def test_broken_model_gives_a_clear_error_with_the_log_and_cleans_up(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(MODEL_REPOSITORY / "mlp", repo / "mlp")
+    (repo / "mlp" / "config.pbtxt").write_text('name: "mlp"\nbackend: "python"\nmax_batch_size: -3\n')
+    server = EmbeddedServer(ServerOptions(repo, None, None, None, log_dir=tmp_path, ready_timeout_s=60))
+    with pytest.raises(ServerStartError) as err:
+        server.start()
+    assert "exited" in str(err.value) or "not ready" in str(err.value)
+    assert "mlp" in str(err.value)  # the log tail names the model that failed
+    assert not server.running()
+
+
+def test_stop_ends_the_server_and_its_stub_processes(tmp_path):
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("mlp",), log_dir=tmp_path))
+    server.start()
+    pgid = server.proc.pid
+    server.stop()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pgid, 0)
+
+
+def test_cli_serves_every_model_until_interrupted(tmp_path):
+    http_port, grpc_port, metrics_port = choose_ports((None, None, None))
+    env = dict(os.environ, TBL_STATE_DIR=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.server", f"--http-port={http_port}", f"--grpc-port={grpc_port}",
+         f"--metrics-port={metrics_port}"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    try:
+        lines = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "Ctrl-C" in line or not line:
+                break
+        text = "".join(lines)
+        assert f"http://127.0.0.1:{http_port}" in text, text
+        with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v2/health/ready") as resp:
+            assert resp.status == 200
+        for model in ("gpu_sim", "mlp", "stream_acc"):
+            with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v2/models/{model}/ready") as resp:
+                assert resp.status == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert is_free(http_port)

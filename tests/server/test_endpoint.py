@@ -1,0 +1,40 @@
+"""Remote endpoints from TRITON_URL, and model-name validation."""
+from __future__ import annotations
+
+import pytest
+
+from app.paths import MODEL_REPOSITORY
+from app.server.endpoint import remote_endpoint
+from app.server.repository import ModelNameError, model_dir, model_names
+
+
+def test_no_triton_url_means_embedded():
+    assert remote_endpoint({}) is None
+
+
+def test_triton_url_names_http_grpc_and_metrics():
+    ep = remote_endpoint({"TRITON_URL": "gpu-host:8000"})
+    assert ep.http_url == "http://gpu-host:8000"
+    assert ep.grpc_url == "gpu-host:8001"
+    assert ep.metrics_url == "http://gpu-host:8002/metrics"
+    assert ep.host_port == "gpu-host:8000"
+
+
+def test_metrics_url_can_be_overridden_for_prometheus():
+    ep = remote_endpoint({"TRITON_URL": "http://h:9000/", "TRITON_METRICS_URL": "http://h:9002/metrics"})
+    assert ep.http_url == "http://h:9000" and ep.metrics_url == "http://h:9002/metrics"
+
+
+def test_bad_triton_url_is_a_clear_error():
+    with pytest.raises(ValueError, match="TRITON_URL"):
+        remote_endpoint({"TRITON_URL": "ftp://x"})
+
+
+def test_shipped_models():
+    assert model_names(MODEL_REPOSITORY) == ["gpu_sim", "mlp", "stream_acc"]
+
+
+@pytest.mark.parametrize("name", ["../etc", "a/b", "", "..", "nope"])
+def test_model_names_that_are_paths_or_unknown_are_refused(name):
+    with pytest.raises(ModelNameError):
+        model_dir(MODEL_REPOSITORY, name)
