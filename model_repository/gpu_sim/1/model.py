@@ -8,7 +8,9 @@ model sleeps instead of burning CPU, so it behaves the same on a 2-core machine.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import glob
 import json
 import os
 import time
@@ -61,6 +63,7 @@ class SharedDevice:
     """One simulated device per server process, shared by all instances through a file lock."""
 
     def __init__(self, key: str) -> None:
+        _remove_stale_locks()
         path = f"/tmp/tbl-gpusim-{os.getppid()}-{key}.lock"
         self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
 
@@ -70,6 +73,18 @@ class SharedDevice:
             time.sleep(seconds)
         finally:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
+def _remove_stale_locks() -> None:
+    """Delete lock files of servers that no longer run (the file name carries the server's PID)."""
+    for path in glob.glob("/tmp/tbl-gpusim-*-*.lock"):
+        try:
+            os.kill(int(path.split("-")[2]), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        except (ValueError, PermissionError):
+            continue
 
 
 class TritonPythonModel:

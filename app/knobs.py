@@ -1,0 +1,69 @@
+"""Named knobs (what diagnosis suggests and sweeps vary) applied to ModelSettings."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
+
+KNOBS = ("instance_count", "max_batch_size", "dynamic_batching", "max_queue_delay_microseconds", "preferred_batch_size")
+
+
+def apply_knobs(settings: ModelSettings, knobs: dict) -> ModelSettings:
+    """Return settings with each named knob set; unknown knob names are an error."""
+    unknown = set(knobs) - set(KNOBS)
+    if unknown:
+        raise ValueError(f"unknown knob(s) {sorted(unknown)}; known: {', '.join(KNOBS)}")
+    out = settings
+    if "max_batch_size" in knobs:
+        out = replace(out, max_batch_size=int(knobs["max_batch_size"]))
+    if "instance_count" in knobs:
+        groups = out.instance_groups or (InstanceGroup(),)
+        out = replace(out, instance_groups=(replace(groups[0], count=int(knobs["instance_count"])), *groups[1:]))
+    if knobs.get("dynamic_batching") is False:
+        return replace(out, dynamic_batching=None)
+    dyn = out.dynamic_batching
+    if dyn is None and (knobs.get("dynamic_batching") or {"max_queue_delay_microseconds", "preferred_batch_size"} & set(knobs)):
+        dyn = DynamicBatching()
+    if dyn is not None:
+        if "max_queue_delay_microseconds" in knobs:
+            dyn = replace(dyn, max_queue_delay_microseconds=int(knobs["max_queue_delay_microseconds"]))
+        if "preferred_batch_size" in knobs:
+            dyn = replace(dyn, preferred_batch_sizes=tuple(int(b) for b in knobs["preferred_batch_size"]))
+        out = replace(out, dynamic_batching=dyn, sequence_batching=None)
+    return out
+
+
+def describe(knobs: dict) -> str:
+    """Return a short human description of a knob change."""
+    return ", ".join(f"{k.replace('_microseconds', ' µs').replace('_', ' ')} → {v}" for k, v in knobs.items())
+
+
+def _flatten(value, prefix: str = "") -> dict:
+    if hasattr(value, "__dataclass_fields__"):
+        out = {}
+        for name in value.__dataclass_fields__:
+            out.update(_flatten(getattr(value, name), f"{prefix}.{name}" if prefix else name))
+        return out
+    if isinstance(value, tuple) and value and all(hasattr(v, "__dataclass_fields__") or isinstance(v, tuple) for v in value):
+        out = {}
+        for i, item in enumerate(value):
+            out.update(_flatten(item, f"{prefix}[{i}]"))
+        return out
+    return {prefix: getattr(value, "value", value)}
+
+
+def summarize_change(old, new) -> str:
+    """Return 'field old→new, ...' for the leaves that differ between two settings dataclasses."""
+    a, b = _flatten(old), _flatten(new)
+    parts = []
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            short = key.replace("dynamic_batching.", "").replace("sequence_batching.", "seq.").replace("_microseconds", "_us")
+            parts.append(f"{short} {_fmt(a.get(key, '—'))}→{_fmt(b.get(key, '—'))}")
+    return ", ".join(parts) or "no change"
+
+
+def _fmt(value) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return "—" if value is None else str(value)

@@ -1,0 +1,131 @@
+"""Background thread that scrapes /metrics and the statistics API and keeps a bounded history."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.metrics.deltas import empty_row, model_row
+from app.metrics.scrape import Scrape, fetch_text, parse_metrics
+from app.metrics.stats import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One poll: whether the server answered, and a row and batch histogram per model."""
+
+    t: float
+    up: bool
+    error: str | None = None
+    rows: dict[str, dict] = field(default_factory=dict)
+    batches: dict[str, dict[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """What the dashboard draws: one model's timeline and batch sizes within a window."""
+
+    model: str | None
+    window_s: float
+    up: bool
+    error: str | None
+    timeline: list[dict]
+    batch_hist: dict[int, int]
+    latest: dict | None
+    models: tuple[str, ...] = ()
+
+
+class MetricsPoller:
+    """Own the scraping thread; survive a dead or restarting server; hand out thread-safe snapshots."""
+
+    def __init__(self, endpoint, interval_s: float = 1.0, models: tuple[str, ...] | None = None,
+                 history_s: float = 900.0, clock: Callable[[], float] = time.time,
+                 fetch: Callable[[str], str] = fetch_text) -> None:
+        self.endpoint, self.interval_s, self.models = endpoint, interval_s, models
+        self._clock, self._fetch = clock, fetch
+        self._history: deque[Sample] = deque(maxlen=math.ceil(history_s / interval_s) + 1)
+        self._lock, self._poll_lock, self._stop = threading.Lock(), threading.Lock(), threading.Event()
+        self._prev: Scrape | None = None
+        self._prev_stats: dict[str, ModelStats] | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start polling in a daemon thread (no-op when already running)."""
+        if self.running():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="tbl-metrics-poller", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the thread and wait for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        self._thread = None
+
+    def running(self) -> bool:
+        """Return True while the polling thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def poll_once(self) -> Sample:
+        """Scrape once, append the sample to the history and return it; never raises."""
+        with self._poll_lock:
+            sample = self._poll()
+        with self._lock:
+            self._history.append(sample)
+        return sample
+
+    def snapshot(self, model: str | None = None, window_s: float = 120.0) -> MetricsSnapshot:
+        """Return the samples of the last window_s seconds as one model's timeline."""
+        with self._lock:
+            samples = list(self._history)
+        since = self._clock() - window_s
+        recent = [s for s in samples if s.t > since]
+        last = samples[-1] if samples else None
+        known = sorted({name for s in samples for name in s.rows})
+        timeline = [self._row(s, model) for s in recent] if model else []
+        hist = merge_hist(s.batches.get(model, {}) for s in recent) if model else {}
+        return MetricsSnapshot(model, window_s, bool(last and last.up),
+                               last.error if last else "waiting for the first scrape",
+                               timeline, hist, timeline[-1] if timeline else None, tuple(known))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            began = time.monotonic()
+            self.poll_once()
+            self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - began)))
+
+    def _poll(self) -> Sample:
+        try:
+            text = self._fetch(self.endpoint.metrics_url)
+            cur = parse_metrics(text, self._clock())
+        except Exception as exc:  # noqa: BLE001 - a dead server is a row, not a crash
+            self._prev = self._prev_stats = None  # rates restart from the next good scrape
+            return Sample(self._clock(), False, f"{self.endpoint.metrics_url}: {_describe(exc)}")
+        prev, self._prev = self._prev, cur
+        names = self.models or tuple(sorted(set(cur.models) | set(prev.models if prev else ())))
+        rows = {name: model_row(prev, cur, name) for name in names}
+        try:
+            stats = parse_stats(self._fetch(stats_url(self.endpoint.http_url)))
+        except Exception as exc:  # noqa: BLE001 - metrics still count without the batch sizes
+            self._prev_stats = None
+            return Sample(cur.t, True, f"statistics API: {_describe(exc)}", rows)
+        before, self._prev_stats = self._prev_stats, stats
+        batches = {n: batch_delta(before.get(n), stats[n]) for n in names if n in stats} if before is not None else {}
+        return Sample(cur.t, True, None, rows, batches)
+
+    def _row(self, sample: Sample, model: str) -> dict:
+        row = sample.rows.get(model)
+        if row is None:
+            reason = sample.error if not sample.up else f"model {model!r} is not in /metrics (not loaded?)"
+            return empty_row(sample.t, sample.up, reason)
+        reasons = row["fail_by_reason"]
+        return dict(row, fail_by_reason=dict(reasons) if reasons is not None else None)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

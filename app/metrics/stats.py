@@ -1,0 +1,70 @@
+"""Triton's statistics API: batch-size distribution and totals, with reset-robust differences."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+_TOTALS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output")
+
+
+@dataclass(frozen=True)
+class ModelStats:
+    """One model's statistics, summed over versions: executions per batch size and request totals."""
+
+    batches: dict[int, int] = field(default_factory=dict)
+    inference_count: int = 0
+    execution_count: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    ns: dict[str, int] = field(default_factory=dict)
+
+
+def stats_url(http_url: str, model: str | None = None) -> str:
+    """Return the statistics URL of one model, or of every loaded model."""
+    base = http_url.rstrip("/")
+    return f"{base}/v2/models/{quote(model, safe='')}/stats" if model else f"{base}/v2/models/stats"
+
+
+def parse_stats(text: str) -> dict[str, ModelStats]:
+    """Parse a /v2/models[/NAME]/stats JSON body into ModelStats per model name."""
+    acc: dict[str, dict] = {}
+    for entry in json.loads(text).get("model_stats", []):
+        m = acc.setdefault(entry["name"], {"batches": {}, "inference_count": 0, "execution_count": 0,
+                                           "counts": {}, "ns": {}})
+        m["inference_count"] += int(entry.get("inference_count", 0))
+        m["execution_count"] += int(entry.get("execution_count", 0))
+        for batch in entry.get("batch_stats", []):
+            size = int(batch["batch_size"])
+            m["batches"][size] = m["batches"].get(size, 0) + int(batch["compute_infer"]["count"])
+        inference = entry.get("inference_stats", {})
+        for key in _TOTALS:
+            part = inference.get(key, {})
+            m["counts"][key] = m["counts"].get(key, 0) + int(part.get("count", 0))
+            m["ns"][key] = m["ns"].get(key, 0) + int(part.get("ns", 0))
+    return {name: ModelStats(**values) for name, values in acc.items()}
+
+
+def stats_reset(prev: ModelStats, cur: ModelStats) -> bool:
+    """Return True when cur cannot follow prev without a restart (any count went down or vanished)."""
+    if cur.execution_count < prev.execution_count or cur.inference_count < prev.inference_count:
+        return True
+    if any(cur.counts.get(k, 0) < v for k, v in prev.counts.items()):
+        return True
+    return any(cur.batches.get(size, 0) < n for size, n in prev.batches.items())
+
+
+def batch_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, int]:
+    """Return executions per batch size between two reads; after a reset, everything since it."""
+    if prev is None or stats_reset(prev, cur):
+        return {size: n for size, n in cur.batches.items() if n}
+    out = {size: n - prev.batches.get(size, 0) for size, n in cur.batches.items()}
+    return {size: n for size, n in out.items() if n > 0}
+
+
+def merge_hist(hists) -> dict[int, int]:
+    """Return the sum of several batch-size histograms, sorted by batch size."""
+    total: dict[int, int] = {}
+    for hist in hists:
+        for size, n in hist.items():
+            total[size] = total.get(size, 0) + n
+    return dict(sorted(total.items()))

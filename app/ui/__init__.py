@@ -1,0 +1,1 @@
+"""Streamlit helpers: the only part of app/ that imports streamlit."""

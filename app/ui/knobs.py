@@ -1,0 +1,110 @@
+"""Widget sets per concept: each takes the current settings and returns the settings the user set."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from app.config.settings import (DynamicBatching, InstanceGroup, Kind, ModelSettings, QueuePolicy, SequenceBatching,
+                                 Strategy, TimeoutAction)
+
+DELAYS_US = (0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
+SIZES = (1, 2, 4, 8, 16, 32, 64)
+COST_PARAMS = {
+    "launch_overhead_us": "launch overhead (µs per execution)",
+    "copy_us_per_kib": "host↔device copy (µs per KiB)",
+    "compute_us_batch1": "compute at batch 1 (µs)",
+    "compute_batch_exponent": "compute growth exponent (1 = linear)",
+    "compute_saturation_batch": "saturation batch (linear beyond)",
+}
+
+
+def instances(s: ModelSettings, key: str) -> ModelSettings:
+    """Instance count and kind; the simulated device's costs for gpu_sim."""
+    group = s.instance_groups[0] if s.instance_groups else InstanceGroup()
+    count = st.slider("Instances (instance_group.count)", 1, 8, group.count, key=f"{key}:count")
+    kinds = [Kind.CPU.value, Kind.GPU.value]
+    kind = st.radio("Kind", kinds, index=kinds.index(group.kind.value) if group.kind.value in kinds else 0,
+                    horizontal=True, key=f"{key}:kind", help="KIND_GPU needs a GPU server (compose.yaml)")
+    groups = (replace(group, count=count, kind=Kind(kind), gpus=group.gpus if kind == Kind.GPU.value else ()),
+              *s.instance_groups[1:])
+    out = replace(s, instance_groups=groups)
+    params = dict(s.parameters)
+    if any(p in params for p in COST_PARAMS):
+        with st.expander("Simulated device (labelled cost model)"):
+            for name, label in COST_PARAMS.items():
+                if name in params:
+                    params[name] = str(st.number_input(label, min_value=0.0, value=float(params[name]), key=f"{key}:{name}"))
+        out = replace(out, parameters=params)
+    return out
+
+
+def dynamic(s: ModelSettings, key: str) -> ModelSettings:
+    """Dynamic batching: on/off, max_batch_size, preferred sizes, delay, ordering."""
+    dyn = s.dynamic_batching
+    on = st.toggle("Dynamic batching", value=dyn is not None, key=f"{key}:on")
+    mbs = st.select_slider("max_batch_size", options=SIZES, value=_nearest(s.max_batch_size, SIZES), key=f"{key}:mbs")
+    out = replace(s, max_batch_size=mbs)
+    if not on:
+        return replace(out, dynamic_batching=None)
+    dyn = dyn or DynamicBatching()
+    delay = st.select_slider("max_queue_delay_microseconds", options=DELAYS_US,
+                             value=_nearest(dyn.max_queue_delay_microseconds, DELAYS_US), key=f"{key}:delay")
+    preferred = st.multiselect("preferred_batch_size", options=SIZES, default=[b for b in dyn.preferred_batch_sizes if b in SIZES],
+                               key=f"{key}:pref")
+    ordering = st.checkbox("preserve_ordering", value=dyn.preserve_ordering, key=f"{key}:order")
+    dyn = replace(dyn, max_queue_delay_microseconds=delay, preferred_batch_sizes=tuple(sorted(preferred)),
+                  preserve_ordering=ordering)
+    return replace(out, dynamic_batching=dyn, sequence_batching=None)
+
+
+def sequence(s: ModelSettings, key: str) -> ModelSettings:
+    """Sequence batching (direct or oldest), or the wrong choice for a stateful model: dynamic batching."""
+    modes = ["sequence batching", "dynamic batching (wrong for a stateful model)"]
+    mode = st.radio("Scheduler", modes, index=0 if s.sequence_batching or not s.dynamic_batching else 1, key=f"{key}:mode")
+    if mode != modes[0]:
+        return replace(s, sequence_batching=None, dynamic_batching=s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500))
+    seq = s.sequence_batching or SequenceBatching(max_sequence_idle_microseconds=5_000_000)
+    strategies = [Strategy.OLDEST.value, Strategy.DIRECT.value]
+    strategy = st.radio("Strategy", strategies, index=strategies.index(seq.strategy.value), horizontal=True, key=f"{key}:strat")
+    idle = st.number_input("max_sequence_idle_microseconds", 0, 600_000_000, seq.max_sequence_idle_microseconds, step=1_000_000,
+                           key=f"{key}:idle")
+    seq = replace(seq, strategy=Strategy(strategy), max_sequence_idle_microseconds=int(idle))
+    if strategy == Strategy.OLDEST.value:
+        cand = st.number_input("max_candidate_sequences", 1, 1024, max(1, seq.max_candidate_sequences), key=f"{key}:cand")
+        delay = st.select_slider("max_queue_delay_microseconds", options=DELAYS_US,
+                                 value=_nearest(seq.max_queue_delay_microseconds, DELAYS_US), key=f"{key}:sdelay")
+        pref = st.multiselect("preferred_batch_size", SIZES, [b for b in seq.preferred_batch_sizes if b in SIZES], key=f"{key}:spref")
+        seq = replace(seq, max_candidate_sequences=int(cand), max_queue_delay_microseconds=delay,
+                      preferred_batch_sizes=tuple(sorted(pref)))
+    else:
+        seq = replace(seq, max_candidate_sequences=0, preferred_batch_sizes=(), max_queue_delay_microseconds=0)
+    return replace(s, sequence_batching=seq, dynamic_batching=None)
+
+
+def priority(s: ModelSettings, key: str) -> ModelSettings:
+    """Priority levels and per-level queue policies (timeout action, timeout, queue bound)."""
+    dyn = s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500)
+    levels = st.number_input("priority_levels (0 = off)", 0, 8, dyn.priority_levels, key=f"{key}:levels")
+    default = st.number_input("default_priority_level", 0, 8, min(dyn.default_priority_level, levels) if levels else 0,
+                              key=f"{key}:default")
+    policies = dict(dyn.priority_queue_policies)
+    out_policies = []
+    for level in range(1, int(levels) + 1):
+        p = policies.get(level, QueuePolicy())
+        st.markdown(f"**Level {level}** {'(highest)' if level == 1 else ''}")
+        c1, c2, c3 = st.columns(3)
+        action = c1.selectbox("timeout action", [a.value for a in TimeoutAction],
+                              index=[a.value for a in TimeoutAction].index(p.timeout_action.value), key=f"{key}:act{level}")
+        timeout = c2.number_input("timeout µs (0 = none)", 0, 60_000_000, p.default_timeout_microseconds, step=1000,
+                                  key=f"{key}:to{level}")
+        qmax = c3.number_input("max_queue_size (0 = ∞)", 0, 100_000, p.max_queue_size, key=f"{key}:q{level}")
+        if timeout or qmax or action != TimeoutAction.REJECT.value or level in policies:
+            out_policies.append((level, QueuePolicy(TimeoutAction(action), int(timeout), True, int(qmax))))
+    dyn = replace(dyn, priority_levels=int(levels), default_priority_level=int(default) if levels else 0,
+                  priority_queue_policies=tuple(out_policies) if levels else ())
+    return replace(s, dynamic_batching=dyn, sequence_batching=None)
+
+
+def _nearest(value: int, options: tuple[int, ...]) -> int:
+    return min(options, key=lambda o: abs(o - value))

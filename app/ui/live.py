@@ -1,0 +1,89 @@
+"""The live view: charts of the last minutes, refreshed every second inside a fragment."""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from app.events import impact
+from app.lab import Lab
+from app.ui import charts
+
+WINDOW_S = 180
+
+
+def live_view(lab: Lab, model: str, key: str, per_class: bool = False) -> None:
+    """Draw the live charts for one model; they refresh every second."""
+    window = st.segmented_control("Window", ["1 min", "3 min", "10 min"], default="3 min", key=f"{key}:window") or "3 min"
+    seconds = {"1 min": 60, "3 min": 180, "10 min": 600}[window]
+    _fragment(lab, model, seconds, per_class)
+
+
+@st.fragment(run_every=1.0)
+def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
+    since = time.time() - window_s
+    msnap = lab.metrics.snapshot(model=model, window_s=window_s)
+    lsnap = lab.load.snapshot(window_s=window_s)
+    mrows = msnap.timeline
+    lrows = [r for r in lsnap.timeline if r["t"] >= since]
+    events = lab.events.list(model, since) + [e for e in lab.events.list("*", since)]
+    if not msnap.up:
+        st.warning(f"Server not answering: {msnap.error}")
+    _headline(msnap, lsnap)
+    c1, c2 = st.columns(2)
+    c1.altair_chart(charts.throughput(mrows, lrows, events), use_container_width=True)
+    c2.altair_chart(charts.latency(mrows, lrows, events), use_container_width=True)
+    c3, c4 = st.columns(2)
+    c3.altair_chart(charts.breakdown(mrows, events), use_container_width=True)
+    c4.altair_chart(charts.batch_histogram(msnap.batch_hist), use_container_width=True)
+    hist = ", ".join(f"{b}×{n}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
+    st.caption(f"Batch sizes formed in the window (size×executions): {hist}")
+    c5, c6 = st.columns(2)
+    c5.altair_chart(charts.pending(mrows, events), use_container_width=True)
+    if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
+        c6.altair_chart(charts.per_class(lrows, events), use_container_width=True)
+    _markers(events, mrows, lrows)
+
+
+def _headline(msnap, lsnap) -> None:
+    latest = msnap.latest or {}
+    summary = (lsnap.summary or {}).get("all", {})
+    cols = st.columns(6)
+    cols[0].metric("server infer/s", _fmt(latest.get("infer_rps"), "{:.0f}"))
+    cols[1].metric("avg batch", _fmt(latest.get("avg_batch"), "{:.2f}"))
+    cols[2].metric("queue ms/req", _fmt(latest.get("queue_us"), "{:.2f}", 1e-3))
+    cols[3].metric("compute ms/req", _fmt(_compute(latest), "{:.2f}", 1e-3))
+    cols[4].metric("client p99 ms", _fmt(summary.get("p99_ms"), "{:.1f}"))
+    cols[5].metric("traffic", "running" if lsnap.running else "stopped")
+
+
+def _compute(row: dict) -> float | None:
+    parts = [row.get(k) for k in ("compute_input_us", "compute_infer_us", "compute_output_us")]
+    return sum(parts) if all(p is not None for p in parts) else None
+
+
+def _fmt(value, pattern: str, scale: float = 1.0) -> str:
+    return "—" if value is None else pattern.format(value * scale)
+
+
+def _markers(events, mrows, lrows) -> None:
+    st.caption(f"Change markers in the window: {len(events)}")
+    if not events:
+        return
+    client = {r["t"]: r.get("p99_ms") for r in lrows if r.get("cls") == "all"}
+    rows = [{**r, "p99_ms": client.get(r["t"])} for r in mrows]
+    table = []
+    for e in events[-6:]:
+        result = impact(e, rows)
+        table.append({
+            "time": time.strftime("%H:%M:%S", time.localtime(e.t)), "change": e.text,
+            **{f"{k} before→after": _pair(v) for k, v in result.items()},
+        })
+    st.dataframe(pd.DataFrame(table), hide_index=True, use_container_width=True)
+
+
+def _pair(values) -> str:
+    before, after = values
+    f = lambda v: "…" if v is None else f"{v:.1f}"  # noqa: E731
+    return f"{f(before)} → {f(after)}"

@@ -1,0 +1,19 @@
+"""Process-wide objects shared by every browser session."""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from app.lab import Lab
+
+
+@st.cache_resource(show_spinner="Starting the embedded tritonserver…")
+def get_lab() -> Lab:
+    """Return the one Lab of this process (starts the embedded server on first use)."""
+    return Lab.create()
+
+
+def viewer_mode() -> bool:
+    """Return True in demo viewer mode (TBL_VIEWER=1): traffic and charts, no config changes."""
+    return os.environ.get("TBL_VIEWER", "").strip().lower() in ("1", "true", "yes", "on")

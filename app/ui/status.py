@@ -1,0 +1,34 @@
+"""The server status panel: version, URL, each model's state, restart."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.lab import Lab
+
+
+def server_panel(lab: Lab, allow_restart: bool = True) -> None:
+    """Show the server's version, addresses and models; offer a restart of the embedded server."""
+    status = lab.status()
+    kind = "embedded (nvidia-pytriton wheel, CPU)" if lab.embedded else "remote (TRITON_URL)"
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Server", "ready" if status.ready else ("up" if status.up else "down"))
+    c2.metric("Triton version", status.version or "—")
+    c3.metric("Mode", "embedded" if lab.embedded else "remote")
+    st.markdown(f"**{kind}** — HTTP `{lab.endpoint.http_url}` · gRPC `{lab.endpoint.grpc_url}` · metrics `{lab.endpoint.metrics_url}`")
+    if not status.up:
+        st.error(status.error)
+        if lab.embedded and lab.server.log_path:
+            st.code(lab.server.log_tail(), language="text")
+    else:
+        frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.state, "reason": m.reason}
+                              for m in status.models])
+        st.dataframe(frame, hide_index=True, use_container_width=True)
+    if lab.embedded and allow_restart and st.button("Restart embedded server", key="restart-server"):
+        with st.spinner("Restarting tritonserver…"):
+            try:
+                lab.restart()
+            except Exception as exc:  # noqa: BLE001 - shown, not crashed on
+                st.error(f"Restart failed: {exc}")
+            else:
+                st.success("Server restarted.")

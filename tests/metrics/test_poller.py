@@ -1,0 +1,184 @@
+"""The poller with an injected fetch and clock, and once against a real server."""
+from __future__ import annotations
+
+import threading
+import time
+import urllib.error
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import tritonclient.http as http
+
+from app.metrics.poller import MetricsPoller
+from app.server.endpoint import Endpoint
+from tests.metrics.captures import prom, stats, stats_text
+
+EP = Endpoint("http://triton:8000", "triton:8001", "http://triton:8002/metrics")
+REFUSED = urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
+
+
+class FakeServer:
+    """Answer each URL from a script of captures, or raise while 'down'."""
+
+    def __init__(self) -> None:
+        self.capture: str | None = None
+        self.stats_error: Exception | None = None
+        self.calls: list[str] = []
+
+    def fetch(self, url: str) -> str:
+        self.calls.append(url)
+        if self.capture is None:
+            raise REFUSED
+        if url == EP.metrics_url:
+            return prom(self.capture)
+        if self.stats_error is not None:
+            raise self.stats_error
+        assert url == "http://triton:8000/v2/models/stats"
+        return stats_text(self.capture)
+
+
+class FakeClock:
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _poll(poller, server, clock, capture, t):
+    server.capture, clock.t = capture, t
+    return poller.poll_once()
+
+
+def test_rates_and_batch_histogram_from_consecutive_polls():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    _poll(poller, server, clock, "s2_after_300", 1002.0)
+    snap = poller.snapshot(model="gpu_sim", window_s=120)
+    assert snap.up is True and snap.error is None
+    assert snap.models == ("gpu_sim", "mlp", "stream_acc")
+    assert [row["t"] for row in snap.timeline] == [1000.0, 1002.0]
+    assert snap.timeline[0]["infer_rps"] is None  # the first poll is only a baseline
+    assert snap.latest == snap.timeline[-1] and snap.latest["infer_rps"] == 50.0
+    assert snap.batch_hist == dict(sorted((k, v - stats("s1_after_200").batches.get(k, 0))
+                                          for k, v in stats("s2_after_300").batches.items()))
+    assert sum(snap.batch_hist.values()) == snap.latest["exec_count"] == 39
+
+
+def test_dead_server_rows_then_recovery_after_restart():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    _poll(poller, server, clock, "s2_after_300", 1000.0)
+    _poll(poller, server, clock, "s3_after_config_reload", 1001.0)
+    down = _poll(poller, server, clock, None, 1002.0)
+    assert down.up is False and "Connection refused" in down.error
+    snap = poller.snapshot("gpu_sim")
+    assert snap.up is False and "Connection refused" in snap.error
+    assert snap.latest["up"] is False and snap.latest["infer_rps"] is None and snap.latest["t"] == 1002.0
+    _poll(poller, server, clock, None, 1003.0)
+    _poll(poller, server, clock, "s4_after_unload_load", 1004.0)  # the restarted server answers
+    _poll(poller, server, clock, "s4_after_unload_load", 1005.0)
+    snap = poller.snapshot("gpu_sim")
+    assert snap.up is True and snap.error is None
+    assert [row["up"] for row in snap.timeline] == [True, True, False, False, True, True]
+    assert snap.timeline[4]["infer_rps"] is None  # baseline again: no rate across the outage
+    assert snap.latest["infer_rps"] == 0 and snap.latest["reset"] is False
+    assert snap.batch_hist == stats("s3_after_config_reload").batches  # only s2->s3 had a stats baseline
+
+
+def test_statistics_failure_keeps_rates_and_says_why():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    server.stats_error = urllib.error.HTTPError(EP.http_url, 400, "Bad Request", None, None)
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    _poll(poller, server, clock, "s2_after_300", 1001.0)
+    snap = poller.snapshot("gpu_sim")
+    assert snap.up is True and snap.error.startswith("statistics API: HTTPError")
+    assert snap.latest["infer_count"] == 100 and snap.batch_hist == {}
+
+
+def test_window_history_bound_and_copies():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, interval_s=1.0, history_s=5.0, clock=clock, fetch=server.fetch)
+    for i in range(10):
+        _poll(poller, server, clock, "s1_after_200", 1000.0 + i)
+    assert len(poller.snapshot("gpu_sim", window_s=3600).timeline) == 6
+    assert [r["t"] for r in poller.snapshot("gpu_sim", window_s=2.5).timeline] == [1007.0, 1008.0, 1009.0]
+    snap = poller.snapshot("gpu_sim")
+    snap.timeline[-1]["fail_by_reason"]["REJECTED"] = 99.0
+    snap.timeline[-1]["infer_rps"] = -1
+    again = poller.snapshot("gpu_sim").latest
+    assert again["infer_rps"] == 0 and again["fail_by_reason"]["REJECTED"] == 0
+
+
+def test_given_models_and_unknown_model():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, models=("gpu_sim", "resnet"), clock=clock, fetch=server.fetch)
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    assert poller.snapshot().models == ("gpu_sim", "resnet")
+    assert poller.snapshot().timeline == [] and poller.snapshot().latest is None
+    assert "not in /metrics" in poller.snapshot("resnet").latest["error"]
+    assert "not in /metrics" in poller.snapshot("mlp").latest["error"]
+
+
+def test_snapshot_before_any_poll():
+    snap = MetricsPoller(EP, clock=FakeClock(), fetch=FakeServer().fetch).snapshot("gpu_sim")
+    assert snap.up is False and snap.error == "waiting for the first scrape" and snap.timeline == []
+
+
+def test_thread_polls_until_stopped():
+    server = FakeServer()
+    server.capture = "s1_after_200"
+    polled = threading.Event()
+
+    def fetch(url):
+        polled.set()
+        return server.fetch(url)
+
+    poller = MetricsPoller(EP, interval_s=0.01, fetch=fetch)
+    poller.start()
+    assert polled.wait(5) and poller.running()
+    poller.stop()
+    assert not poller.running()
+    count = len(server.calls)
+    assert poller.snapshot("gpu_sim", window_s=3600).timeline
+    assert len(server.calls) == count
+
+
+def test_real_server_counts_every_request_and_batches_form(triton):
+    n, threads = 96, 8
+    poller = MetricsPoller(triton.endpoint, models=("gpu_sim",))
+    poller.poll_once()
+    data = np.ones((1, 256), dtype=np.float32)
+
+    def one(_):
+        client = http.InferenceServerClient(triton.endpoint.host_port)
+        inp = http.InferInput("INPUT", [1, 256], "FP32")
+        inp.set_data_from_numpy(data)
+        client.infer("gpu_sim", [inp])
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, range(n)))
+    deadline = time.monotonic() + 15
+    while True:  # a response can reach the client before its counters and stats are updated
+        poller.poll_once()
+        snap = poller.snapshot("gpu_sim", window_s=3600)
+        requests = sum(row["request_count"] or 0 for row in snap.timeline)
+        hist_inferences = sum(size * k for size, k in snap.batch_hist.items())
+        if (requests >= n and hist_inferences >= n) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert snap.up and all(row["up"] for row in snap.timeline)
+    assert requests == n and sum(row["infer_count"] or 0 for row in snap.timeline) == n
+    assert hist_inferences == n
+    executions = sum(row["exec_count"] or 0 for row in snap.timeline)
+    assert executions == sum(snap.batch_hist.values())
+    assert n / executions > 1 and max(snap.batch_hist) > 1
+    assert any(row["avg_batch"] and row["avg_batch"] > 1 for row in snap.timeline)
+
+
+def test_unreadable_metrics_body_is_a_down_row_naming_the_url():
+    poller = MetricsPoller(EP, clock=FakeClock(), fetch=lambda url: "<html>not metrics</html>\n")
+    sample = poller.poll_once()
+    assert sample.up is False and sample.error.startswith("http://triton:8002/metrics: ValueError")

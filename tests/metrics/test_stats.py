@@ -1,0 +1,80 @@
+"""Batch-size distribution from the statistics API, across the resets a reload causes."""
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import numpy as np
+import tritonclient.http as http
+
+from app.metrics.scrape import fetch_text, parse_metrics
+from app.metrics.stats import batch_delta, merge_hist, parse_stats, stats_url
+from tests.metrics.captures import stats, stats_text
+
+
+def _inferences(hist: dict[int, int]) -> int:
+    return sum(size * n for size, n in hist.items())
+
+
+def test_parse_sums_batches_per_model():
+    s = stats("s2_after_300")
+    assert sum(s.batches.values()) == s.execution_count == 108
+    assert _inferences(s.batches) == s.inference_count == 300
+    assert s.counts["success"] == 300 and s.ns["queue"] > 0
+    assert set(parse_stats(stats_text("s2_after_300"))) == {"gpu_sim", "mlp", "stream_acc"}
+    assert stats("s0_idle").batches == {}
+
+
+def test_batch_delta_between_two_reads():
+    delta = batch_delta(stats("s1_after_200"), stats("s2_after_300"))
+    assert sum(delta.values()) == 108 - 69
+    assert _inferences(delta) == 100
+    assert all(n > 0 for n in delta.values())
+
+
+def test_config_reload_restarts_stats_so_delta_is_everything_since():
+    after = stats("s3_after_config_reload")
+    assert after.execution_count < stats("s2_after_300").execution_count
+    delta = batch_delta(stats("s2_after_300"), after)
+    assert delta == after.batches
+    assert sum(delta.values()) == after.execution_count and _inferences(delta) == 62
+
+
+def test_unload_load_reset():
+    delta = batch_delta(stats("s3_after_config_reload"), stats("s4_after_unload_load"))
+    assert delta == stats("s4_after_unload_load").batches and _inferences(delta) == 40
+
+
+def test_stats_url_and_merge():
+    assert stats_url("http://h:1/", "a b") == "http://h:1/v2/models/a%20b/stats"
+    assert stats_url("http://h:1") == "http://h:1/v2/models/stats"
+    assert merge_hist([{2: 1, 1: 3}, {}, {2: 4, 8: 1}]) == {1: 3, 2: 5, 8: 1}
+    assert batch_delta(None, stats("s1_after_200")) == stats("s1_after_200").batches
+
+
+def test_real_reload_restarts_stats_but_not_metric_counters(triton, restore_model):
+    """Pin the Triton 2.51 behaviour the fixtures show: load_model(config) resets only the stats API."""
+    restore_model("gpu_sim")
+    client = http.InferenceServerClient(triton.endpoint.host_port)
+
+    def inferences() -> float:
+        values = parse_metrics(fetch_text(triton.endpoint.metrics_url), 0).models["gpu_sim"]
+        return values.counters["nv_inference_count"]
+
+    start = inferences()
+    inp = http.InferInput("INPUT", [1, 256], "FP32")
+    inp.set_data_from_numpy(np.ones((1, 256), dtype=np.float32))
+    for _ in range(3):
+        client.infer("gpu_sim", [inp])
+    deadline = time.monotonic() + 10
+    while inferences() < start + 3 and time.monotonic() < deadline:  # a response can beat its counter update
+        time.sleep(0.05)
+    before = inferences()
+    assert before == start + 3
+    config = client.get_model_config("gpu_sim")
+    config["dynamic_batching"]["max_queue_delay_microseconds"] = 100
+    client.load_model("gpu_sim", config=json.dumps(config))
+    body = urllib.request.urlopen(stats_url(triton.url, "gpu_sim"), timeout=5).read().decode()
+    assert parse_stats(body)["gpu_sim"].execution_count == 0
+    assert inferences() == before
