@@ -80,7 +80,8 @@ class Lab:
 
     def _attach(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
-        self.config = ConfigService(endpoint, self.repo)
+        log = self.server.log_tail if self.server is not None else None
+        self.config = ConfigService(endpoint, self.repo, server_log=log)
         self.metrics = MetricsPoller(endpoint)
         self.metrics.start()
         self.load = LoadController(url=endpoint.http_url)

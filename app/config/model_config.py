@@ -22,7 +22,7 @@ def parse_config(text: str, source: str = "config") -> ModelConfig:
     try:
         return text_format.Parse(text, ModelConfig())
     except text_format.ParseError as exc:
-        raise ConfigParseError(f"{source} is not a valid Triton model config: {exc}") from exc
+        raise ConfigParseError(f"{source} is not a valid Triton model config: {exc}{_hint(exc)}") from exc
 
 
 def format_config(config: ModelConfig) -> str:
@@ -60,7 +60,13 @@ def from_json(data: str | dict) -> ModelConfig:
             return json_format.Parse(data, ModelConfig(), ignore_unknown_fields=True)
         return json_format.ParseDict(data, ModelConfig(), ignore_unknown_fields=True)
     except (json_format.ParseError, json.JSONDecodeError) as exc:
-        raise ConfigParseError(f"the config JSON is not a valid Triton model config: {exc}") from exc
+        raise ConfigParseError(f"the config JSON is not a valid Triton model config: {exc}{_hint(exc)}") from exc
+
+
+def _hint(exc: Exception) -> str:
+    if "scheduling_choice" in str(exc):
+        return " - dynamic_batching and sequence_batching exclude each other: keep one"
+    return ""
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from app.metrics.deltas import empty_row, model_row
 from app.metrics.scrape import Scrape, fetch_text, parse_metrics
-from app.metrics.stats import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
+from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Sample:
     error: str | None = None
     rows: dict[str, dict] = field(default_factory=dict)
     batches: dict[str, dict[int, int]] = field(default_factory=dict)
+    batch_times: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class MetricsSnapshot:
     batch_hist: dict[int, int]
     latest: dict | None
     models: tuple[str, ...] = ()
+    per_item_us_by_batch: dict[int, float] = field(default_factory=dict)
 
 
 class MetricsPoller:
@@ -89,9 +91,10 @@ class MetricsPoller:
         known = sorted({name for s in samples for name in s.rows})
         timeline = [self._row(s, model) for s in recent] if model else []
         hist = merge_hist(s.batches.get(model, {}) for s in recent) if model else {}
+        per_item = per_item_us(s.batch_times.get(model, {}) for s in recent) if model else {}
         return MetricsSnapshot(model, window_s, bool(last and last.up),
                                last.error if last else "waiting for the first scrape",
-                               timeline, hist, timeline[-1] if timeline else None, tuple(known))
+                               timeline, hist, timeline[-1] if timeline else None, tuple(known), per_item)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -115,8 +118,11 @@ class MetricsPoller:
             self._prev_stats = None
             return Sample(cur.t, True, f"statistics API: {_describe(exc)}", rows)
         before, self._prev_stats = self._prev_stats, stats
-        batches = {n: batch_delta(before.get(n), stats[n]) for n in names if n in stats} if before is not None else {}
-        return Sample(cur.t, True, None, rows, batches)
+        if before is None:
+            return Sample(cur.t, True, None, rows)
+        times = {n: batch_time_delta(before.get(n), stats[n]) for n in names if n in stats}
+        batches = {n: {size: count for size, (count, _) in t.items()} for n, t in times.items()}
+        return Sample(cur.t, True, None, rows, batches, times)
 
     def _row(self, sample: Sample, model: str) -> dict:
         row = sample.rows.get(model)

@@ -17,6 +17,7 @@ class ModelStats:
     execution_count: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     ns: dict[str, int] = field(default_factory=dict)
+    batch_ns: dict[int, int] = field(default_factory=dict)
 
 
 def stats_url(http_url: str, model: str | None = None) -> str:
@@ -30,12 +31,13 @@ def parse_stats(text: str) -> dict[str, ModelStats]:
     acc: dict[str, dict] = {}
     for entry in json.loads(text).get("model_stats", []):
         m = acc.setdefault(entry["name"], {"batches": {}, "inference_count": 0, "execution_count": 0,
-                                           "counts": {}, "ns": {}})
+                                           "counts": {}, "ns": {}, "batch_ns": {}})
         m["inference_count"] += int(entry.get("inference_count", 0))
         m["execution_count"] += int(entry.get("execution_count", 0))
         for batch in entry.get("batch_stats", []):
             size = int(batch["batch_size"])
             m["batches"][size] = m["batches"].get(size, 0) + int(batch["compute_infer"]["count"])
+            m["batch_ns"][size] = m["batch_ns"].get(size, 0) + int(batch["compute_infer"].get("ns", 0))
         inference = entry.get("inference_stats", {})
         for key in _TOTALS:
             part = inference.get(key, {})
@@ -59,6 +61,24 @@ def batch_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, int]:
         return {size: n for size, n in cur.batches.items() if n}
     out = {size: n - prev.batches.get(size, 0) for size, n in cur.batches.items()}
     return {size: n for size, n in out.items() if n > 0}
+
+
+def batch_time_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, tuple[int, int]]:
+    """Return (executions, compute-infer ns) per batch size between two reads, reset-robust like batch_delta."""
+    counts = batch_delta(prev, cur)
+    base = {} if prev is None or stats_reset(prev, cur) else prev.batch_ns
+    return {size: (n, cur.batch_ns.get(size, 0) - base.get(size, 0)) for size, n in counts.items()}
+
+
+def per_item_us(deltas) -> dict[int, float]:
+    """Return compute-infer µs per inference at each batch size from a sequence of batch_time_delta results."""
+    total: dict[int, list[int]] = {}
+    for delta in deltas:
+        for size, (n, ns) in delta.items():
+            acc = total.setdefault(size, [0, 0])
+            acc[0] += n
+            acc[1] += ns
+    return {size: ns / 1000 / (n * size) for size, (n, ns) in sorted(total.items()) if n and size}
 
 
 def merge_hist(hists) -> dict[int, int]:

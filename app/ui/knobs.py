@@ -86,8 +86,8 @@ def priority(s: ModelSettings, key: str) -> ModelSettings:
     """Priority levels and per-level queue policies (timeout action, timeout, queue bound)."""
     dyn = s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500)
     levels = st.number_input("priority_levels (0 = off)", 0, 8, dyn.priority_levels, key=f"{key}:levels")
-    default = st.number_input("default_priority_level", 0, 8, min(dyn.default_priority_level, levels) if levels else 0,
-                              key=f"{key}:default")
+    default = st.number_input("default_priority_level (1 = highest)", 1, 8,
+                              min(max(dyn.default_priority_level, 1), max(int(levels), 1)), key=f"{key}:default")
     policies = dict(dyn.priority_queue_policies)
     out_policies = []
     for level in range(1, int(levels) + 1):

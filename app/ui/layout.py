@@ -25,8 +25,8 @@ def lab_or_stop() -> Lab:
         if st.button("Try again"):
             st.rerun()
         st.stop()
-    status = lab.metrics.snapshot(model=None, window_s=5) if hasattr(lab.metrics, "snapshot") else None
-    if status is not None and not status.up:
+    status = lab.metrics.snapshot(model=None, window_s=5)
+    if not status.up and status.error != "waiting for the first scrape":
         st.warning(f"Server not answering: {status.error or 'down'} — charts resume when it is back.")
     return lab
 

@@ -78,3 +78,15 @@ def test_real_reload_restarts_stats_but_not_metric_counters(triton, restore_mode
     body = urllib.request.urlopen(stats_url(triton.url, "gpu_sim"), timeout=5).read().decode()
     assert parse_stats(body)["gpu_sim"].execution_count == 0
     assert inferences() == before
+
+
+def test_per_item_compute_time_per_batch_size_from_deltas():
+    from app.metrics.stats import ModelStats, batch_time_delta, per_item_us
+
+    a = ModelStats(batches={1: 10, 4: 5}, batch_ns={1: 10_000_000, 4: 20_000_000})
+    b = ModelStats(batches={1: 20, 4: 15}, batch_ns={1: 20_000_000, 4: 60_000_000})
+    delta = batch_time_delta(a, b)
+    assert delta == {1: (10, 10_000_000), 4: (10, 40_000_000)}
+    assert per_item_us([delta]) == {1: 1000.0, 4: 1000.0}
+    reset = ModelStats(batches={1: 2}, batch_ns={1: 3_000_000})
+    assert batch_time_delta(b, reset) == {1: (2, 3_000_000)}

@@ -1,0 +1,172 @@
+"""Apply a config: validate, hot-reload through the model control API, then persist and record it."""
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import tritonclient.http as triton_http
+from tritonclient.utils import InferenceServerException
+
+from app.config.caps import ServerCaps, server_caps
+from app.config.errors import ConfigError, ConfigRejectedError, ConfigValidationError, ServerQueryError
+from app.config.history import Action, ConfigHistory, Version, history_root, repository_key, unified_diff
+from app.config.model_config import ModelConfig, copy_config, format_config, from_json, parse_config, to_json
+from app.config.model_config import write_text_atomic
+from app.config.validate import validate
+from app.server.endpoint import Endpoint
+from app.server.repository import model_dir
+
+
+class ConfigPersistError(ConfigError):
+    """The server took the new config but config.pbtxt could not be written."""
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What an apply changed and how long the reload took."""
+
+    model: str
+    old_text: str
+    new_text: str
+    diff: str
+    seconds: float
+    version_id: str
+    persisted: bool
+
+    @property
+    def message(self) -> str:
+        """Return a one-line summary for the UI."""
+        where = "and wrote config.pbtxt" if self.persisted else "- not persisted: no local repository (remote server)"
+        return f"reloaded {self.model} in {self.seconds:.2f} s {where} (version {self.version_id})"
+
+
+class ConfigService:
+    """Read, preview, apply, undo and roll back the configs of one server's models."""
+
+    def __init__(self, endpoint: Endpoint, repo_path: Path | None, *, history: ConfigHistory | None = None,
+                 caps: ServerCaps | None = None, clock: Callable[[], float] = time.perf_counter,
+                 load_timeout_s: float = 600.0, server_log: Callable[[], str] | None = None) -> None:
+        self.endpoint = endpoint
+        self.repo = Path(repo_path).resolve() if repo_path is not None else None
+        key = repository_key(self.repo) if self.repo else f"remote-{endpoint.host_port}"
+        self.history_store = history or ConfigHistory(history_root(key))
+        self._caps = caps
+        self._clock = clock
+        self._load_timeout_s = load_timeout_s
+        self._server_log = server_log
+        self._lock = threading.RLock()
+
+    def caps(self) -> ServerCaps:
+        """Return the caps validation uses (asked of the server unless given)."""
+        return self._caps or server_caps(self.endpoint, self.repo)
+
+    def current(self, model: str) -> ModelConfig:
+        """Return the model's config: the file in the repository, or the live one when remote."""
+        return parse_config(self.current_text(model), source=f"{model}/config.pbtxt")
+
+    def current_text(self, model: str) -> str:
+        """Return the text current() parses."""
+        if self.repo is None:
+            return format_config(self.live(model))
+        return (model_dir(self.repo, model) / "config.pbtxt").read_text()
+
+    def live(self, model: str) -> ModelConfig:
+        """Return the config the server is serving now (get_model_config), with Triton's defaults filled in."""
+        try:
+            return from_json(self._client().get_model_config(model))
+        except InferenceServerException as exc:
+            raise ServerQueryError(f"cannot read the live config of {model!r}: {exc}; is it loaded?") from exc
+
+    def preview_diff(self, model: str, new: ModelConfig) -> str:
+        """Return the unified diff between the current config and new ('' when equal)."""
+        return unified_diff(self.current_text(model), format_config(self._named(model, new)),
+                            f"{model}/config.pbtxt", "new")
+
+    def apply(self, model: str, new: ModelConfig, note: str = "") -> ApplyResult:
+        """Validate, hot-reload with new as the config override, then persist and record it."""
+        return self._apply(model, new, Action.APPLY, note=note)
+
+    def history(self, model: str) -> list[Version]:
+        """Return the recorded versions of the model's config, oldest first."""
+        return self.history_store.versions(model)
+
+    def undo(self, model: str) -> ApplyResult:
+        """Apply the version before the one serving (repeatable: each undo steps further back)."""
+        with self._lock:
+            self._baseline(model, self.current_text(model))
+            target = self.history_store.undo_target(model)
+            text = self.history_store.text(model, target.id)
+            return self._apply(model, parse_config(text), Action.UNDO, restores=target.id)
+
+    def rollback(self, model: str, version_id: str) -> ApplyResult:
+        """Apply a recorded version again."""
+        text = self.history_store.text(model, version_id)
+        return self._apply(model, parse_config(text), Action.ROLLBACK, restores=version_id)
+
+    def _apply(self, model: str, new: ModelConfig, action: Action, **note) -> ApplyResult:
+        new = self._named(model, new)
+        validate(new, self.caps())
+        new_text = format_config(new)
+        with self._lock:
+            old_text = self.current_text(model)
+            self._baseline(model, old_text)
+            started = self._clock()
+            try:
+                self._client(self._load_timeout_s).load_model(model, config=to_json(new))
+            except InferenceServerException as exc:
+                raise ConfigRejectedError(model, self._reason(model, exc.message() or str(exc))) from exc
+            seconds = self._clock() - started
+            persisted = self._persist(model, new_text)
+            if not persisted:  # remote: record what the server serves, so the next baseline matches it
+                new_text = self.current_text(model)
+            version = self.history_store.record(model, new_text, action, persisted=persisted, seconds=seconds, **note)
+        diff = unified_diff(old_text, new_text, f"{model}/config.pbtxt (before)", f"{model}/config.pbtxt (after)")
+        return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted)
+
+    def _persist(self, model: str, text: str) -> bool:
+        if self.repo is None:
+            return False
+        path = model_dir(self.repo, model) / "config.pbtxt"
+        try:
+            write_text_atomic(path, text)
+        except OSError as exc:
+            raise ConfigPersistError(
+                f"the server now serves the new config of {model!r} but {path} could not be written: {exc}; "
+                "free the disk or fix permissions, then apply again"
+            ) from exc
+        return True
+
+    def _baseline(self, model: str, text: str) -> None:
+        """Record the serving text first when the history does not end with it (first use, outside edits)."""
+        stack = self.history_store.stack(model)
+        if not stack or self.history_store.text(model, stack[-1].id) != text:
+            self.history_store.record(model, text, Action.BASELINE, persisted=self.repo is not None)
+
+    def _reason(self, model: str, message: str) -> str:
+        """Add the log line that says why, when the API only says "failed to poll" (2.51 does)."""
+        message = message.strip().rstrip(";")
+        if self._server_log is None or "failed to poll" not in message:
+            return message
+        marker = f"Poll failed for model directory '{model}': "
+        lines = [line for line in self._server_log().splitlines() if marker in line]
+        return lines[-1].split(marker, 1)[1].rstrip('"') if lines else message
+
+    @staticmethod
+    def _named(model: str, config: ModelConfig) -> ModelConfig:
+        if config.name and config.name != model:
+            raise ConfigValidationError("name", f"is {config.name!r} but the config is applied to {model!r}; "
+                                        f"set name to {model!r}")
+        if config.name:
+            return config
+        named = copy_config(config)
+        named.name = model
+        return named
+
+    def _client(self, timeout_s: float = 30.0) -> triton_http.InferenceServerClient:
+        # A fresh client per call: tritonclient.http clients are not safe to share across threads.
+        url = self.endpoint.host_port
+        return triton_http.InferenceServerClient(url, network_timeout=timeout_s,
+                                                 ssl=self.endpoint.http_url.startswith("https"))

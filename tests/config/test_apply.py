@@ -1,0 +1,177 @@
+"""Apply on the real server: hot reload, atomic persist, rejection, undo/rollback, remote mode, reload under load."""
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+
+import numpy as np
+import pytest
+import tritonclient.http as triton_http
+
+import app.config.apply as apply_module
+from app.config import (
+    Action, ConfigHistory, ConfigRejectedError, ConfigService, ConfigValidationError, DynamicBatching, HistoryError,
+    InstanceGroup, Kind, copy_config, dynamic_batching_of, format_config, instance_groups_of, set_dynamic_batching,
+    set_instance_group, settings_of,
+)
+from tests.config.conftest import infer_gpu_sim
+
+
+def _with(config, count=None, delay=None):
+    if count is not None:
+        config = set_instance_group(config, InstanceGroup(count, Kind.CPU))
+    if delay is not None:
+        db = dynamic_batching_of(config)
+        config = set_dynamic_batching(config, DynamicBatching(db.preferred_batch_sizes, delay))
+    return config
+
+
+def test_apply_reloads_persists_and_records(service, triton, restore_model):
+    restore_model("gpu_sim")
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    before = path.read_text()
+    new = _with(service.current("gpu_sim"), count=2, delay=1500)
+    result = service.apply("gpu_sim", new, note="two instances")
+    assert path.read_text() == result.new_text == format_config(new)
+    assert result.old_text == before and result.persisted
+    assert "-  count: 1" in result.diff and "+  count: 2" in result.diff
+    assert "+  max_queue_delay_microseconds: 1500" in result.diff
+    assert result.seconds > 0 and "wrote config.pbtxt" in result.message
+    assert instance_groups_of(service.live("gpu_sim"))[0].count == 2
+    assert [v.action for v in service.history("gpu_sim")] == [Action.BASELINE, Action.APPLY]
+    assert service.history("gpu_sim")[-1].id == result.version_id
+    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_preview_diff_shows_only_the_change(service, restore_model):
+    current = service.current("gpu_sim")
+    assert service.preview_diff("gpu_sim", current) == ""
+    diff = service.preview_diff("gpu_sim", _with(current, delay=700))
+    assert [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "-  max_queue_delay_microseconds: 500", "+  max_queue_delay_microseconds: 700",
+    ]
+
+
+def _bad_dims(config):
+    config = copy_config(config)
+    config.input[0].dims[:] = [0]  # Triton refuses at load: dims must be >= 1 or -1
+    return config
+
+
+def _preferred_above_max(config):
+    return set_dynamic_batching(config, DynamicBatching((64,), 500))  # Triton refuses while polling
+
+
+@pytest.mark.parametrize(("make", "reason"), [(_bad_dims, "dimension must be integer >= 1"),
+                                              (_preferred_above_max, "preferred size must be <= max batch size")])
+def test_rejected_reload_keeps_the_old_config_serving(make, reason, service, triton, client, monkeypatch,
+                                                      restore_model):
+    restore_model("gpu_sim")
+    monkeypatch.setattr(apply_module, "validate", lambda config, caps: None)  # reach the server's own checks
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    file_before, live_before = path.read_bytes(), client.get_model_config("gpu_sim")
+    with pytest.raises(ConfigRejectedError, match="keeps serving the old one") as info:
+        service.apply("gpu_sim", make(service.current("gpu_sim")))
+    print(f"\nrejected: {info.value.server_message}")
+    assert reason in info.value.server_message
+    assert path.read_bytes() == file_before
+    assert client.get_model_config("gpu_sim") == live_before
+    assert client.is_model_ready("gpu_sim")
+    assert np.array_equal(infer_gpu_sim(client, 3.0), np.full((1, 256), 3.0, dtype=np.float32))
+    assert Action.APPLY not in [v.action for v in service.history("gpu_sim")]
+
+
+def test_invalid_config_never_reaches_the_server(service, triton, client):
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    file_before, live_before = path.read_bytes(), client.get_model_config("gpu_sim")
+    with pytest.raises(ConfigValidationError, match="KIND_GPU but the server has no GPU"):
+        service.apply("gpu_sim", set_instance_group(service.current("gpu_sim"), InstanceGroup(1, Kind.GPU)))
+    with pytest.raises(ConfigValidationError, match="set name to 'gpu_sim'"):
+        service.apply("gpu_sim", service.current("mlp"))
+    assert path.read_bytes() == file_before and client.get_model_config("gpu_sim") == live_before
+    assert service.history("gpu_sim") == []
+
+
+def test_undo_steps_back_and_rollback_brings_a_version_again(service, triton, restore_model):
+    restore_model("gpu_sim")
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    original = path.read_bytes()
+    first = service.apply("gpu_sim", _with(service.current("gpu_sim"), count=2))
+    second = service.apply("gpu_sim", _with(service.current("gpu_sim"), delay=3000))
+    undone = service.undo("gpu_sim")
+    assert path.read_text() == first.new_text == undone.new_text
+    assert dynamic_batching_of(service.live("gpu_sim")).max_queue_delay_microseconds == 500
+    service.undo("gpu_sim")
+    assert path.read_bytes() == original
+    assert settings_of(service.live("gpu_sim")) == settings_of(service.current("gpu_sim"))
+    with pytest.raises(HistoryError, match="nothing to undo"):
+        service.undo("gpu_sim")
+    back = service.rollback("gpu_sim", second.version_id)
+    assert path.read_text() == second.new_text and back.old_text == original.decode()
+    assert dynamic_batching_of(service.live("gpu_sim")).max_queue_delay_microseconds == 3000
+
+
+def test_remote_mode_reloads_without_persisting(triton, tmp_path, restore_model):
+    restore_model("gpu_sim")
+    service = ConfigService(triton.endpoint, None, history=ConfigHistory(tmp_path / "remote"))
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    file_before = path.read_bytes()
+    result = service.apply("gpu_sim", _with(service.current("gpu_sim"), count=2))
+    assert not result.persisted and "not persisted" in result.message
+    assert path.read_bytes() == file_before
+    assert instance_groups_of(service.live("gpu_sim"))[0].count == 2
+    assert "+  count: 2" in result.diff
+    service.undo("gpu_sim")
+    assert instance_groups_of(service.live("gpu_sim"))[0].count == 1
+
+
+def test_hot_reload_under_sustained_load(service, triton, restore_model):
+    restore_model("gpu_sim")
+    threads_n, reloads_n = 8, 10
+    stop = threading.Event()
+    done: list[tuple[float, float]] = []  # (end time, latency) of each successful request
+    failures: list[str] = []
+
+    def worker() -> None:
+        client = triton_http.InferenceServerClient(triton.endpoint.host_port)
+        while not stop.is_set():
+            started = time.perf_counter()
+            try:
+                infer_gpu_sim(client)
+            except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
+                failures.append(repr(exc))
+            else:
+                ended = time.perf_counter()
+                done.append((ended, ended - started))
+
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(threads_n)]
+    began = time.perf_counter()
+    for thread in workers:
+        thread.start()
+    time.sleep(0.5)
+    windows, seconds = [], []
+    base = service.current("gpu_sim")
+    for i in range(reloads_n):
+        t0 = time.perf_counter()
+        result = service.apply("gpu_sim", _with(base, count=1 + (i + 1) % 3, delay=100 * (i + 1)))
+        windows.append((t0, time.perf_counter()))
+        seconds.append(result.seconds)
+    time.sleep(0.3)
+    stop.set()
+    for thread in workers:
+        thread.join(30)
+    elapsed = time.perf_counter() - began
+    during = [sum(t0 <= end <= t1 for end, _ in done) for t0, t1 in windows]
+    latencies = sorted(lat for _, lat in done)
+    print(
+        f"\nreload under load: {threads_n} threads, {reloads_n} reloads, {len(done) + len(failures)} requests, "
+        f"{len(failures)} failures, {elapsed:.1f} s, {len(done) / elapsed:.0f} req/s; seconds per reload "
+        f"mean {statistics.mean(seconds):.2f} min {min(seconds):.2f} max {max(seconds):.2f}; requests completed "
+        f"during each reload {during}; latency p50 {latencies[len(latencies) // 2] * 1e3:.1f} ms "
+        f"max {latencies[-1] * 1e3:.0f} ms"
+    )
+    assert failures == [], failures[:3]
+    assert len(done) > 0 and all(n > 0 for n in during)
+    assert instance_groups_of(service.live("gpu_sim"))[0].count == 1 + reloads_n % 3
+    assert len(service.history("gpu_sim")) == reloads_n + 1
