@@ -1,0 +1,51 @@
+"""Does a model's batching match what the model is? (the three batchings)"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIND_PARAMETER = "model_kind"  # config parameter: stateless | stateful | autoregressive
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A verdict on one model's batching."""
+
+    model: str
+    kind: str
+    batching: str
+    ok: bool
+    verdict: str
+
+
+def model_kind(config) -> str:
+    """Return what the model is: its `model_kind` parameter, else stateful when it has control inputs."""
+    param = config.parameters.get(KIND_PARAMETER)
+    if param is not None and param.string_value:
+        return param.string_value
+    has_controls = config.HasField("sequence_batching") and len(config.sequence_batching.control_input) > 0
+    return "stateful" if has_controls else "stateless"
+
+
+def batching_of(config) -> str:
+    """Return which scheduler the config asks for."""
+    if config.HasField("sequence_batching"):
+        return "sequence"
+    if config.HasField("dynamic_batching"):
+        return "dynamic"
+    return "none"
+
+
+def check(name: str, config) -> Fit:
+    """Return the verdict for a model's config."""
+    kind, batching = model_kind(config), batching_of(config)
+    verdicts = {
+        ("stateless", "dynamic"): (True, "right: one-shot requests batched by the scheduler"),
+        ("stateless", "none"): (True, "works, but every request runs alone — dynamic batching would add throughput"),
+        ("stateless", "sequence"): (False, "wasteful: sequence slots and correlation IDs for a model with no state"),
+        ("stateful", "sequence"): (True, "right: each sequence stays on its slot, in order"),
+        ("stateful", "dynamic"): (False, "broken: requests of different sequences are mixed, state is corrupted"),
+        ("stateful", "none"): (False, "broken: no correlation routing; state is shared across sequences"),
+        ("autoregressive", "dynamic"): (False, "misuse: requests finish at different decode steps; use in-flight batching in the backend"),
+    }
+    ok, verdict = verdicts.get((kind, batching), (batching != "dynamic", "in-flight batching belongs to the backend (TRT-LLM, vLLM)"))
+    return Fit(name, kind, batching, ok, verdict)

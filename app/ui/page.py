@@ -1,0 +1,29 @@
+"""The shape every concept page shares: idea, model, config, traffic, live charts."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app.traffic import TrafficForm
+from app.ui.layout import config_panel, header, lab_or_stop, model_picker
+from app.ui.live import live_view
+from app.ui.traffic import traffic_panel
+
+
+def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable, preset: TrafficForm,
+                 allowed: tuple[str, ...] | None = None, per_class: bool = False) -> tuple:
+    """Lay out one concept page and return (lab, chosen model)."""
+    lab = lab_or_stop()
+    header(title, concept)
+    model = model_picker(lab, model, key, allowed)
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.subheader("Configuration")
+        config_panel(lab, model, key, knobs)
+    with right:
+        st.subheader("Traffic")
+        traffic_panel(lab, model, key, preset)
+    st.subheader("Live")
+    live_view(lab, model, key, per_class=per_class)
+    return lab, model

@@ -1,0 +1,7 @@
+"""Dynamic batching: one bigger run, paid for with waiting."""
+from app.traffic import TrafficForm
+from app.ui import concepts, knobs
+from app.ui.page import concept_page
+
+concept_page("dynamic", "Dynamic batching", concepts.DYNAMIC, "gpu_sim", knobs.dynamic,
+             TrafficForm(model="gpu_sim", concurrency=16))

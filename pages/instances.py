@@ -1,0 +1,7 @@
+"""Instances: more runs at once, until the device saturates."""
+from app.traffic import TrafficForm
+from app.ui import concepts, knobs
+from app.ui.page import concept_page
+
+concept_page("instances", "Instances (instance_group)", concepts.INSTANCES, "gpu_sim", knobs.instances,
+             TrafficForm(model="gpu_sim", concurrency=16))

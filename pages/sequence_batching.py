@@ -1,0 +1,9 @@
+"""Sequence batching: stateful sessions stay on their slot."""
+from app.traffic import TrafficForm
+from app.ui import concepts, knobs
+from app.ui.page import concept_page
+from app.ui.sequences import correctness_panel
+
+lab, model = concept_page("sequence", "Sequence batching", concepts.SEQUENCE, "stream_acc", knobs.sequence,
+                          TrafficForm(model="stream_acc", sequences=8, sequence_length=20), allowed=("stream_acc",))
+correctness_panel(lab)

@@ -1,0 +1,29 @@
+"""The three batchings: which scheduler fits which model, checked on the live server."""
+import pandas as pd
+import streamlit as st
+
+from app.fit import check
+from app.ui import concepts
+from app.ui.layout import header, lab_or_stop
+from app.ui.live import live_view
+
+lab = lab_or_stop()
+header("The three batchings", concepts.THREE, expanded=True)
+st.subheader("Each loaded model, checked")
+rows = []
+for model in [m.name for m in lab.status().models if m.state == "READY"]:
+    try:
+        fit = check(model, lab.config.current(model))
+    except Exception as exc:  # noqa: BLE001 - one unreadable model must not hide the others
+        st.warning(f"{model}: {exc}")
+        continue
+    rows.append({"model": model, "model is": fit.kind, "scheduler": fit.batching, "fits": "✅" if fit.ok else "❌",
+                 "verdict": fit.verdict})
+st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+st.markdown(
+    "Try it: on **Sequence batching**, switch `stream_acc` to dynamic batching and watch `wrong_output` climb; "
+    "switch back (or Undo) and it stops. In-flight batching needs an LLM backend (TensorRT-LLM, vLLM) on a GPU "
+    "server; the embedded CPU server has none, so this lab shows it only as a concept."
+)
+model = st.selectbox("Live view of", [r["model"] for r in rows] or ["gpu_sim"], key="three:model")
+live_view(lab, model, "three")
