@@ -19,7 +19,7 @@ for model in [m.name for m in lab.status().models if m.state == "READY"]:
         continue
     rows.append({"model": model, "model is": fit.kind, "scheduler": fit.batching, "fits": "✅" if fit.ok else "❌",
                  "verdict": fit.verdict})
-st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.markdown(
     "Try it: on **Sequence batching**, switch `stream_acc` to dynamic batching and watch `wrong_output` climb; "
     "switch back (or Undo) and it stops. In-flight batching needs an LLM backend (TensorRT-LLM, vLLM) on a GPU "

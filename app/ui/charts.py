@@ -12,9 +12,9 @@ HEIGHT = 220
 def _with_markers(chart: alt.Chart, events: pd.DataFrame) -> alt.LayerChart | alt.Chart:
     if events.empty:
         return chart
-    rules = alt.Chart(events).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="time:T", tooltip=["label", "time:T"])
+    rules = alt.Chart(events).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="time:T", tooltip=["label:N", "time:T"])
     labels = alt.Chart(events).mark_text(align="left", dx=3, dy=-HEIGHT / 2 + 8, color="#d62728", fontSize=10).encode(
-        x="time:T", text="label")
+        x="time:T", text="label:N")
     return alt.layer(chart, rules, labels)
 
 
@@ -24,7 +24,7 @@ def _lines(frame: pd.DataFrame, title: str, unit: str, dashed: tuple[str, ...] =
         y=alt.Y("value:Q", title=unit),
         color=alt.Color("series:N", legend=alt.Legend(orient="bottom", title=None)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", list(dashed)), alt.value([4, 2]), alt.value([1, 0])),
-        tooltip=["series", alt.Tooltip("value:Q", format=".1f"), alt.Tooltip("time:T", format="%H:%M:%S")],
+        tooltip=["series:N", alt.Tooltip("value:Q", format=".1f"), alt.Tooltip("time:T", format="%H:%M:%S")],
     )
 
 
@@ -57,7 +57,7 @@ def breakdown(metrics_rows, events) -> alt.Chart:
         y=alt.Y("value:Q", stack="zero", title="ms"),
         color=alt.Color("series:N", sort=order, legend=alt.Legend(orient="bottom", title=None)),
         order=alt.Order("series_order:Q"),
-        tooltip=["series", alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("time:T", format="%H:%M:%S")],
+        tooltip=["series:N", alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("time:T", format="%H:%M:%S")],
     ).transform_calculate(series_order=f"indexof({order!r}, datum.series)")
     return _with_markers(chart, events_frame(events))
 
@@ -73,7 +73,7 @@ def batch_histogram(hist: dict[int, int]) -> alt.Chart:
     frame = batch_frame(hist)
     return alt.Chart(frame, title="Batch sizes Triton formed (window)", height=HEIGHT).mark_bar().encode(
         x=alt.X("batch size:O"), y=alt.Y("executions:Q"),
-        tooltip=["batch size", "executions", alt.Tooltip("share:Q", format=".0%")],
+        tooltip=["batch size:O", "executions:Q", alt.Tooltip("share:Q", format=".0%")],
     )
 
 

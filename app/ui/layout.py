@@ -71,9 +71,9 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
     with st.expander("Config diff" + (" (pending change)" if diff else " (no change)"), expanded=bool(diff)):
         st.code(diff or "no change", language="diff")
     c1, c2 = st.columns(2)
-    if c1.button("Apply", type="primary", disabled=not diff, key=f"{key}:apply", use_container_width=True):
+    if c1.button("Apply", type="primary", disabled=not diff, key=f"{key}:apply", width="stretch"):
         _run(f"{key}:result", lambda: lab.apply(model, proposed, summarize_change(old, new)))
-    if c2.button("Undo", key=f"{key}:undo", use_container_width=True):
+    if c2.button("Undo", key=f"{key}:undo", width="stretch"):
         _run(f"{key}:result", lambda: lab.undo(model))
     message = st.session_state.pop(f"{key}:result", None)
     if message:

@@ -32,17 +32,17 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
         st.warning(f"Server not answering: {msnap.error}")
     _headline(msnap, lsnap)
     c1, c2 = st.columns(2)
-    c1.altair_chart(charts.throughput(mrows, lrows, events), use_container_width=True)
-    c2.altair_chart(charts.latency(mrows, lrows, events), use_container_width=True)
+    c1.altair_chart(charts.throughput(mrows, lrows, events), width="stretch")
+    c2.altair_chart(charts.latency(mrows, lrows, events), width="stretch")
     c3, c4 = st.columns(2)
-    c3.altair_chart(charts.breakdown(mrows, events), use_container_width=True)
-    c4.altair_chart(charts.batch_histogram(msnap.batch_hist), use_container_width=True)
+    c3.altair_chart(charts.breakdown(mrows, events), width="stretch")
+    c4.altair_chart(charts.batch_histogram(msnap.batch_hist), width="stretch")
     hist = ", ".join(f"{b}×{n}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
     st.caption(f"Batch sizes formed in the window (size×executions): {hist}")
     c5, c6 = st.columns(2)
-    c5.altair_chart(charts.pending(mrows, events), use_container_width=True)
+    c5.altair_chart(charts.pending(mrows, events), width="stretch")
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
-        c6.altair_chart(charts.per_class(lrows, events), use_container_width=True)
+        c6.altair_chart(charts.per_class(lrows, events), width="stretch")
     _markers(events, mrows, lrows)
 
 
@@ -80,7 +80,7 @@ def _markers(events, mrows, lrows) -> None:
             "time": time.strftime("%H:%M:%S", time.localtime(e.t)), "change": e.text,
             **{f"{k} before→after": _pair(v) for k, v in result.items()},
         })
-    st.dataframe(pd.DataFrame(table), hide_index=True, use_container_width=True)
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
 
 
 def _pair(values) -> str:

@@ -20,15 +20,10 @@ def _correctness(lab: Lab, model: str) -> None:
         (st.success if fit.ok else st.error)(f"{model} is {fit.kind}; scheduler: {fit.batching} — {fit.verdict}")
     except Exception as exc:  # noqa: BLE001 - shown, not crashed on
         st.warning(str(exc))
-    counts = _outcomes(lab.load.snapshot(window_s=60).summary or {})
+    rows = [r for r in lab.load.snapshot(window_s=30).timeline if r.get("cls") == "sequences"]
+    ok, wrong = sum(r.get("ok") or 0 for r in rows), sum(r.get("wrong_output") or 0 for r in rows)
+    other = sum(r.get("failed") or 0 for r in rows) - wrong
     c1, c2, c3 = st.columns(3)
-    c1.metric("right answers (60 s)", counts.get("ok", 0))
-    c2.metric("wrong_output (60 s)", counts.get("wrong_output", 0))
-    c3.metric("errors (60 s)", sum(v for k, v in counts.items() if k not in ("ok", "wrong_output")))
-
-
-def _outcomes(summary: dict) -> dict:
-    for name, entry in summary.items():
-        if name != "all" and isinstance(entry, dict) and entry.get("sequence"):
-            return entry.get("outcomes", {})
-    return (summary.get("all") or {}).get("outcomes", {})
+    c1.metric("right answers (last 30 s)", ok)
+    c2.metric("wrong_output (last 30 s)", wrong)
+    c3.metric("other failures (last 30 s)", other)

@@ -23,7 +23,7 @@ def server_panel(lab: Lab, allow_restart: bool = True) -> None:
     else:
         frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.state, "reason": m.reason}
                               for m in status.models])
-        st.dataframe(frame, hide_index=True, use_container_width=True)
+        st.dataframe(frame, hide_index=True, width="stretch")
     if lab.embedded and allow_restart and st.button("Restart embedded server", key="restart-server"):
         with st.spinner("Restarting tritonserver…"):
             try:

@@ -35,13 +35,13 @@ def traffic_panel(lab: Lab, model: str, key: str, preset: TrafficForm) -> None:
                    duration_s=c3.number_input("Stop after s", 5.0, 3600.0, float(form.duration_s), key=f"{k}:dur"))
     running = lab.load.running
     b1, b2, b3 = st.columns(3)
-    if b1.button("Start traffic", type="primary", disabled=running, key=f"{k}:start", use_container_width=True):
+    if b1.button("Start traffic", type="primary", disabled=running, key=f"{k}:start", width="stretch"):
         _start(lab, form)
-    if b2.button("Update live", disabled=not running, key=f"{k}:update", use_container_width=True,
+    if b2.button("Update live", disabled=not running, key=f"{k}:update", width="stretch",
                  help="change rate or concurrency of the running load"):
         lab.load.update(rate=form.rate if form.mode == "open" else None,
                         concurrency=form.concurrency if form.mode == "closed" else None)
-    if b3.button("Stop traffic", disabled=not running, key=f"{k}:stop", use_container_width=True):
+    if b3.button("Stop traffic", disabled=not running, key=f"{k}:stop", width="stretch"):
         lab.load.stop()
         st.rerun()
     if running:

@@ -1,0 +1,9 @@
+"""Latency breakdown & diagnosis: is p99 waiting or compute, and which pattern is it?"""
+from app.traffic import TrafficForm
+from app.ui import concepts, knobs
+from app.ui.diagnosis import diagnosis_panel
+from app.ui.page import concept_page
+
+lab, model = concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
+                          TrafficForm(model="gpu_sim", mode="open", rate=300, arrival="bursty"))
+diagnosis_panel(lab, model)
