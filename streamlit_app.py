@@ -11,6 +11,7 @@ PAGES = [
     st.Page("pages/priority.py", title="Priority & queue policy", icon="🚦"),
     st.Page("pages/three_batchings.py", title="The three batchings", icon="🔀"),
     st.Page("pages/diagnosis.py", title="Latency breakdown & diagnosis", icon="🩺"),
+    st.Page("pages/experiments.py", title="Experiments", icon="🧪"),
 ]
 
 st.navigation(PAGES).run()

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from app.config.apply import ConfigService
 from app.events import EventLog
+from app.experiments.compare import capture
+from app.experiments.store import Experiment, ExperimentStore
 from app.metrics.poller import MetricsPoller
-from app.paths import MODEL_REPOSITORY
+from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, remote_endpoint
 from app.server.status import ServerStatus, fetch_status
@@ -23,6 +25,7 @@ class Lab:
         self.server = server
         self.repo = repo
         self.events = EventLog()
+        self.experiments = ExperimentStore(state_dir() / "experiments.sqlite")
         self._lock = threading.RLock()
         self._attach(endpoint)
 
@@ -70,6 +73,16 @@ class Lab:
         result = self.config.undo(model)
         self.events.add(model, "undo", "undo", result.diff)
         return result
+
+    def save_experiment(self, label: str) -> Experiment:
+        """Store the current (or last) traffic run with the config it ran against."""
+        snap = self.load.snapshot(window_s=3600)
+        if snap.spec is None:
+            raise ValueError("no traffic has run yet: start traffic, then save it as an experiment")
+        model = snap.spec.model
+        rows = self.metrics.snapshot(model=model, window_s=900).timeline
+        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap, rows)
+        return self.experiments.get(self.experiments.add(exp))
 
     def close(self) -> None:
         """Stop traffic, polling and the embedded server."""

@@ -13,8 +13,9 @@ def _with_markers(chart: alt.Chart, events: pd.DataFrame) -> alt.LayerChart | al
     if events.empty:
         return chart
     rules = alt.Chart(events).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="time:T", tooltip=["label:N", "time:T"])
-    labels = alt.Chart(events).mark_text(align="left", dx=3, dy=-HEIGHT / 2 + 8, color="#d62728", fontSize=10).encode(
-        x="time:T", text="label:N")
+    # pinned to the plot's top edge in pixels: an offset (dy) pushed them outside and autosize squashed the plot
+    labels = alt.Chart(events).mark_text(align="left", baseline="top", dx=3, dy=2, color="#d62728", fontSize=10).encode(
+        x="time:T", y=alt.value(0), text="label:N")
     return alt.layer(chart, rules, labels)
 
 

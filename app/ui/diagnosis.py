@@ -62,7 +62,7 @@ def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
                 except ConfigError as exc:
                     st.error(f"Not applied — the previous config keeps serving.\n\n{exc}")
                 else:
-                    st.success(result.message())
+                    st.success(result.message)
 
 
 def _f(value) -> str:

@@ -90,5 +90,5 @@ def _run(result_key: str, action: Callable) -> None:
     except Exception as exc:  # noqa: BLE001 - a dead server must not crash the page
         st.session_state[result_key] = ("error", f"Not applied: the server did not answer ({exc}).")
         return
-    st.session_state[result_key] = ("ok", result.message())
+    st.session_state[result_key] = ("ok", result.message)
     st.rerun()

@@ -98,3 +98,37 @@ def test_cli_serves_every_model_until_interrupted(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert is_free(http_port)
+
+
+def test_server_dies_with_the_process_that_started_it(tmp_path):
+    """Killing the app (SIGKILL, no cleanup) still ends tritonserver and its stubs."""
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from app.server.embedded import EmbeddedServer, ServerOptions\n"
+        f"s = EmbeddedServer(ServerOptions(Path({str(MODEL_REPOSITORY)!r}), None, None, None, models=('mlp',), "
+        f"log_dir=Path({str(tmp_path)!r})))\n"
+        "s.start()\n"
+        "print(s.proc.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    app = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                           env=dict(os.environ, TBL_STATE_DIR=str(tmp_path)))
+    try:
+        server_pid = int(app.stdout.readline())
+        os.killpg(server_pid, 0)  # alive while the app lives
+        app.kill()
+        app.wait(10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(server_pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        else:
+            os.killpg(server_pid, signal.SIGKILL)
+            pytest.fail("tritonserver outlived the process that started it")
+    finally:
+        if app.poll() is None:
+            app.kill()

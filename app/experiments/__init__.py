@@ -1,0 +1,1 @@
+"""A durable store of measured runs (config + traffic + results) and side-by-side comparison."""

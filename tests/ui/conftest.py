@@ -1,0 +1,122 @@
+"""UI fixtures: the dashboard pointed at the session tritonserver, and its Lab torn down afterwards."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from app.paths import ROOT
+from app.server.ports import free_port
+
+
+def app_environ(triton, state_dir: Path) -> dict[str, str]:
+    """Return the variables that make the Lab drive the fixture server and keep its history in state_dir."""
+    return {
+        "TRITON_URL": triton.endpoint.http_url,
+        "TRITON_GRPC_URL": triton.endpoint.grpc_url,
+        "TRITON_METRICS_URL": triton.endpoint.metrics_url,
+        "TRITON_MODEL_REPOSITORY": str(triton.repo),
+        "TBL_STATE_DIR": str(state_dir),
+    }
+
+
+@pytest.fixture(scope="session")
+def ui_env(triton, tmp_path_factory) -> dict[str, str]:
+    """Set the app's environment for the session; drop the Lab (traffic, poller) at the end."""
+    env = app_environ(triton, tmp_path_factory.mktemp("lab-state"))
+    saved = {k: os.environ.get(k) for k in [*env, "TBL_VIEWER"]}
+    os.environ.update(env)
+    os.environ.pop("TBL_VIEWER", None)
+    yield env
+    _drop_lab()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _drop_lab() -> None:
+    from app.ui.state import get_lab  # noqa: PLC0415 - imports streamlit only for UI tests
+
+    try:
+        get_lab().close()  # cached: returns the Lab the pages used (remote mode: the server keeps running)
+    finally:
+        get_lab.clear()
+
+
+@pytest.fixture
+def lab(ui_env):
+    """The Lab the pages share; traffic is stopped after each test."""
+    from app.ui.state import get_lab  # noqa: PLC0415
+
+    lab = get_lab()
+    yield lab
+    lab.load.stop()
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def dashboard(triton, tmp_path_factory):
+    """Run `streamlit run streamlit_app.py` against the fixture server; yield its URL; kill its process group."""
+
+    base = tmp_path_factory.mktemp("dashboard")
+    port = free_port()
+    env = {**os.environ, **app_environ(triton, base / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env.pop("TBL_VIEWER", None)
+    log = (base / "streamlit.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.address", "127.0.0.1",
+         "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with {proc.returncode}:\n{(base / 'streamlit.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("streamlit did not answer /_stcore/health within 60 s")
+            time.sleep(0.25)
+        yield url
+    finally:
+        for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(wait_s)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Debian Chromium driven by Playwright (no downloaded browsers)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed: the browser tests need Debian's chromium")
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

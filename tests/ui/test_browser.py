@@ -1,0 +1,166 @@
+"""The dashboard in a real Chromium: live charts react to a config change; a screenshot of every page."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+
+from app.config import ConfigHistory, ConfigService, set_settings, settings_of
+from app.paths import ROOT
+
+pytestmark = pytest.mark.browser
+
+SHOTS = ROOT / "test-output" / "screenshots"
+HIST = re.compile(r"Batch sizes formed in the window \(size×executions\): (.*)")
+MARKERS = re.compile(r"Change markers in the window: (\d+)")
+
+
+def poll(condition, timeout_s: float, what: str):
+    """Return condition()'s first truthy value, polling the DOM; fail after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.3)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")
+
+
+def captions(page) -> list[str]:
+    return page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+
+
+def caption_match(page, pattern: re.Pattern):
+    for text in captions(page):
+        m = pattern.search(text)
+        if m:
+            return m
+    return None
+
+
+def histogram(page) -> dict[int, int] | None:
+    """Parse the batch-size caption: {size: executions}; {} for 'none yet'; None while not drawn."""
+    m = caption_match(page, HIST)
+    if m is None:
+        return None
+    return {int(b): int(n) for b, n in re.findall(r"(\d+)×(\d+)", m.group(1))}
+
+
+def markers(page) -> int | None:
+    m = caption_match(page, MARKERS)
+    return int(m.group(1)) if m else None
+
+
+def squashed_charts(page) -> list[str]:
+    """Return the y-axis descriptions of charts drawn with fewer than two y tick labels (a collapsed plot)."""
+    return page.locator('[data-testid="stVegaLiteChart"]').evaluate_all("""charts => charts.flatMap(c =>
+        [...c.querySelectorAll('g[aria-label^="Y-axis"]')]
+        .filter(g => g.querySelectorAll('.role-axis-label text').length < 2).map(g => g.getAttribute('aria-label')))""")
+
+
+def nav_links(page) -> dict[str, str]:
+    """Return {page title: URL} from the sidebar navigation."""
+    links = page.locator('[data-testid="stSidebarNav"] a')
+    poll(lambda: links.count() >= 7, 30, "the sidebar navigation")
+    return {a.inner_text().strip().splitlines()[-1]: a.get_attribute("href") for a in links.all()}  # icon, blank, title
+
+
+def open_page(page, url: str, title: str) -> None:
+    page.goto(url)
+    page.get_by_role("heading", name=title, level=1).wait_for(timeout=30_000)
+
+
+def set_delay(triton, tmp_path, delay_us: int) -> None:
+    """Apply a max_queue_delay to gpu_sim outside the dashboard (the starting point of the test)."""
+    service = ConfigService(triton.endpoint, triton.repo, history=ConfigHistory(tmp_path / "history"))
+    current = service.current("gpu_sim")
+    s = settings_of(current)
+    service.apply("gpu_sim", set_settings(current, replace(
+        s, dynamic_batching=replace(s.dynamic_batching, max_queue_delay_microseconds=delay_us))))
+
+
+def full_screenshot(page, name: str) -> None:
+    """Screenshot the whole page: Streamlit scrolls inside stMain, so grow the viewport to its content first."""
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer]')]"
+        ".map(e => e.scrollHeight), document.body.scrollHeight)")
+    page.set_viewport_size({"width": 1400, "height": min(int(height) + 40, 8000)})
+    page.wait_for_timeout(300)  # let the charts re-lay out to the new size (not an assertion)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def start_traffic(page) -> None:
+    page.get_by_role("button", name="Start traffic").click()
+    poll(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 30, "Stop traffic to be enabled")
+
+
+def stop_traffic(page) -> None:
+    stop = page.get_by_role("button", name="Stop traffic")
+    if stop.count() and stop.is_enabled():
+        stop.click()
+        poll(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
+
+
+def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, restore_model, tmp_path):
+    restore_model("gpu_sim")
+    set_delay(triton, tmp_path, 0)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_page(page, dashboard, "Triton Batching Lab")
+        open_page(page, nav_links(page)["Dynamic batching"], "Dynamic batching")
+        # open loop at a low rate: at delay 0 the server is mostly idle, so batches are mostly 1
+        page.get_by_text("open loop (arrival rate)").click()
+        rate = page.get_by_label("Rate (req/s)")
+        rate.wait_for()
+        rate.fill("50")
+        rate.press("Enter")
+        start_traffic(page)
+        before = poll(lambda: (h := histogram(page)) and sum(h.values()) >= 100 and h, 60, "100 executions at delay 0")
+        assert before.get(1, 0) >= 0.7 * sum(before.values()), before
+        marks = markers(page)
+
+        thumb = page.locator('[data-testid="stSlider"]', has_text="max_queue_delay_microseconds").get_by_role("slider")
+        thumb.focus()
+        thumb.press("End")  # the last option: 20000 µs
+        poll(lambda: "max_queue_delay_microseconds: 20000" in page.locator('[data-testid="stCode"]').first.inner_text(),
+             30, "the pending diff of the delay")
+        page.get_by_role("button", name="Apply").click()
+        page.get_by_text("reloaded gpu_sim").wait_for(timeout=60_000)
+        poll(lambda: (markers(page) or 0) >= marks + 1, 60, "a change marker after the apply")
+
+        multi = lambda h: sum(n for b, n in h.items() if b >= 2)  # noqa: E731
+        after = poll(lambda: (h := histogram(page)) and multi(h) >= multi(before) + 30 and h, 60,
+                     "30 more executions of batch size >= 2 after raising the delay")
+        assert max(after) >= 2, after
+        # under traffic, with change markers, every chart must show a readable y axis (not a plot squashed flat)
+        poll(lambda: not squashed_charts(page), 15, f"every live chart to have y tick labels: {squashed_charts(page)}")
+        full_screenshot(page, "dynamic_batching_after_change")
+    finally:
+        stop_traffic(page)
+        page.close()
+
+
+def test_screenshot_every_page(dashboard, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_page(page, dashboard, "Triton Batching Lab")
+        links = nav_links(page)
+        open_page(page, links["Dynamic batching"], "Dynamic batching")
+        start_traffic(page)  # charts with data in every gpu_sim screenshot
+        for title, url in links.items():
+            page.goto(url)
+            page.locator("h1").first.wait_for(timeout=30_000)
+            poll(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, f"{title} to finish its run")
+            if histogram(page) is not None and title != "Sequence batching":  # a live view of gpu_sim: wait for data
+                poll(lambda: histogram(page), 60, f"batches in the live view of {title}")
+            assert not page.locator('[data-testid="stException"]').count(), f"exception on {title}"
+            full_screenshot(page, re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_"))
+        open_page(page, links["Dynamic batching"], "Dynamic batching")
+    finally:
+        stop_traffic(page)
+        page.close()

@@ -1,0 +1,154 @@
+"""Each page's main controls, driven through AppTest against the live server."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import tritonclient.http as triton_http
+
+from tests.ui.apptest import metric, ok, open_page, texts, widget
+
+
+def live_config(triton, model: str) -> dict:
+    """Return the config the server serves now."""
+    return triton_http.InferenceServerClient(triton.endpoint.host_port).get_model_config(model)
+
+
+def file_text(triton, model: str) -> str:
+    return (triton.repo / model / "config.pbtxt").read_text()
+
+
+def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
+    """Poll condition() until it returns something truthy; fail after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+
+def apply(at):
+    """Click Apply on a concept page and return the page after the rerun."""
+    page = at.title[0].value
+    key = {"Dynamic batching": "dynamic", "Instances (instance_group)": "instances", "Sequence batching": "sequence",
+           "Priority & queue policy": "priority"}[page]
+    at.button(key=f"{key}:apply").click().run()
+    return at
+
+
+def test_dynamic_delay_apply_then_undo(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    before = file_text(triton, "gpu_sim")
+    at = open_page("pages/dynamic_batching.py")
+    assert at.button(key="dynamic:apply").disabled, "Apply enabled with no change"
+    widget(at.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
+    assert "+  max_queue_delay_microseconds: 2000" in at.code[0].value  # the pending diff
+    ok(apply(at))
+    assert any("reloaded gpu_sim" in t for t in texts(at.success))
+    assert int(live_config(triton, "gpu_sim")["dynamic_batching"]["max_queue_delay_microseconds"]) == 2000
+    assert "max_queue_delay_microseconds: 2000" in file_text(triton, "gpu_sim")
+    assert widget(at.select_slider, "max_queue_delay_microseconds").value == 2000  # redrawn from the new config
+    assert any("Change markers in the window" in c for c in texts(at.caption))
+
+    ok(at.button(key="dynamic:undo").click().run())
+    assert int(live_config(triton, "gpu_sim")["dynamic_batching"]["max_queue_delay_microseconds"]) == 500
+    assert file_text(triton, "gpu_sim") == before
+    assert widget(at.select_slider, "max_queue_delay_microseconds").value == 500
+
+
+def test_dynamic_batching_off_shows_in_diff(ui_env, triton):
+    at = open_page("pages/dynamic_batching.py")
+    widget(at.toggle, "Dynamic batching").set_value(False).run()
+    ok(at)
+    assert "-dynamic_batching {" in at.code[0].value
+    assert not at.button(key="dynamic:apply").disabled
+
+
+def test_instances_kind_gpu_is_refused_and_file_untouched(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    before = (triton.repo / "gpu_sim" / "config.pbtxt").read_bytes()
+    at = open_page("pages/instances.py")
+    widget(at.radio, "Kind").set_value("KIND_GPU").run()
+    apply(at)
+    assert not at.exception
+    errors = texts(at.error)
+    assert len(errors) == 1 and "Not applied" in errors[0] and "KIND_GPU" in errors[0], errors
+    assert (triton.repo / "gpu_sim" / "config.pbtxt").read_bytes() == before
+    assert live_config(triton, "gpu_sim")["instance_group"][0]["kind"] == "KIND_CPU"
+
+
+def test_instances_count_apply(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    at = open_page("pages/instances.py")
+    widget(at.slider, "Instances (instance_group.count)").set_value(2).run()
+    ok(apply(at))
+    assert live_config(triton, "gpu_sim")["instance_group"][0]["count"] == 2
+    assert "count: 2" in file_text(triton, "gpu_sim")
+
+
+def test_priority_levels_apply(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    at = open_page("pages/priority.py")
+    widget(at.number_input, "priority_levels (0 = off)").set_value(2).run()
+    ok(at)
+    assert len([w for w in at.selectbox if w.label == "timeout action"]) == 2  # one policy row per level
+    ok(apply(at))
+    dyn = live_config(triton, "gpu_sim")["dynamic_batching"]
+    assert int(dyn["priority_levels"]) == 2 and int(dyn["default_priority_level"]) == 1
+    assert "priority_levels: 2" in file_text(triton, "gpu_sim")
+
+
+def test_traffic_start_and_stop(lab):
+    at = open_page("pages/dynamic_batching.py")
+    assert at.button(key="dynamic:traffic:stop").disabled
+    widget(at.slider, "Concurrency").set_value(2).run()
+    ok(at.button(key="dynamic:traffic:start").click().run())
+    assert lab.load.running
+    assert lab.load.snapshot(window_s=1).spec.concurrency == 2
+    assert at.button(key="dynamic:traffic:start").disabled
+    wait_until(lambda: any(r.get("ok") for r in lab.load.snapshot(window_s=30).timeline), what="answered requests")
+    ok(at.run())
+    assert metric(at, "traffic") == "running"
+    ok(at.button(key="dynamic:traffic:stop").click().run())
+    assert not lab.load.running
+    assert metric(at, "traffic") == "stopped"
+
+
+def test_sequence_traffic_gives_right_answers(lab):
+    at = open_page("pages/sequence_batching.py")
+    assert any("stream_acc is stateful" in s for s in texts(at.success)), texts(at.success)
+    widget(at.slider, "Concurrent sequences").set_value(4).run()
+    ok(at.button(key="sequence:traffic:start").click().run())
+    assert lab.load.running
+    rows = lambda: [r for r in lab.load.snapshot(window_s=30).timeline if r.get("cls") == "sequences"]  # noqa: E731
+    wait_until(lambda: sum(r.get("ok") or 0 for r in rows()) >= 20, what="20 answered sequence steps")
+    ok(at.run())
+    assert int(metric(at, "right answers (last 30 s)")) >= 20
+    assert int(metric(at, "wrong_output (last 30 s)")) == 0
+    ok(at.button(key="sequence:traffic:stop").click().run())
+    assert not lab.load.running
+
+
+def test_diagnosis_reads_the_window_under_traffic(lab):
+    at = open_page("pages/diagnosis.py")
+    assert any(h.value.startswith("Diagnosis — last") for h in at.subheader)
+    ok(at.button(key="diagnosis:traffic:start").click().run())
+
+    def diagnosed():
+        ok(at.run())
+        return [m for m in texts(at.markdown) if m.startswith("p50 **")]
+
+    lines = wait_until(diagnosed, timeout_s=45, what="the diagnosis of a window with traffic")
+    assert "queue/batching wait" in lines[0]
+    ok(at.button(key="diagnosis:traffic:stop").click().run())
+
+
+def test_three_batchings_checks_each_model(ui_env):
+    at = open_page("pages/three_batchings.py")
+    table = at.dataframe[0].value.set_index("model")
+    assert table.loc["stream_acc", "scheduler"] == "sequence"
+    assert set(table["fits"]) == {"✅"}
+    at.selectbox(key="three:model").set_value("stream_acc").run()
+    ok(at)
