@@ -1,17 +1,17 @@
 """Triton Batching Lab: one page per concept, all driving one live Triton server."""
 import streamlit as st
 
-st.set_page_config(page_title="Triton Batching Lab", page_icon="⚙️", layout="wide")
+st.set_page_config(page_title="Triton Batching Lab", page_icon=":material/speed:", layout="wide")
 
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
-    st.Page("pages/instances.py", title="Instances", icon="🧩"),
-    st.Page("pages/dynamic_batching.py", title="Dynamic batching", icon="📦"),
-    st.Page("pages/sequence_batching.py", title="Sequence batching", icon="🔗"),
-    st.Page("pages/priority.py", title="Priority & queue policy", icon="🚦"),
-    st.Page("pages/three_batchings.py", title="The three batchings", icon="🔀"),
-    st.Page("pages/diagnosis.py", title="Latency breakdown & diagnosis", icon="🩺"),
-    st.Page("pages/experiments.py", title="Experiments", icon="🧪"),
+    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+    st.Page("pages/instances.py", title="Instances", icon=":material/stacks:"),
+    st.Page("pages/dynamic_batching.py", title="Dynamic batching", icon=":material/inventory_2:"),
+    st.Page("pages/sequence_batching.py", title="Sequence batching", icon=":material/link:"),
+    st.Page("pages/priority.py", title="Priority & queue policy", icon=":material/traffic:"),
+    st.Page("pages/three_batchings.py", title="The three batchings", icon=":material/call_split:"),
+    st.Page("pages/diagnosis.py", title="Latency breakdown & diagnosis", icon=":material/monitor_heart:"),
+    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:"),
 ]
 
 st.navigation(PAGES).run()

@@ -15,15 +15,15 @@ def _with_markers(chart: alt.Chart, events: pd.DataFrame) -> alt.LayerChart | al
     rules = alt.Chart(events).mark_rule(color="#d62728", strokeDash=[4, 3]).encode(x="time:T", tooltip=["label:N", "time:T"])
     # pinned to the plot's top edge in pixels: an offset (dy) pushed them outside and autosize squashed the plot
     labels = alt.Chart(events).mark_text(align="left", baseline="top", dx=3, dy=2, color="#d62728", fontSize=10).encode(
-        x="time:T", y=alt.value(0), text="label:N")
+        x="time:T", y=alt.value(0), text="n:N", tooltip=["label:N"])
     return alt.layer(chart, rules, labels)
 
 
 def _lines(frame: pd.DataFrame, title: str, unit: str, dashed: tuple[str, ...] = ()) -> alt.Chart:
     return alt.Chart(frame, title=title, height=HEIGHT).mark_line(interpolate="monotone").encode(
         x=alt.X("time:T", title=None, axis=alt.Axis(format="%H:%M:%S")),
-        y=alt.Y("value:Q", title=unit),
-        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", title=None)),
+        y=alt.Y("value:Q", title=unit, axis=alt.Axis(format="~s")),
+        color=alt.Color("series:N", legend=alt.Legend(orient="bottom", title=None, columns=2, labelLimit=260)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", list(dashed)), alt.value([4, 2]), alt.value([1, 0])),
         tooltip=["series:N", alt.Tooltip("value:Q", format=".1f"), alt.Tooltip("time:T", format="%H:%M:%S")],
     )
@@ -42,10 +42,11 @@ def latency(metrics_rows, load_rows, events) -> alt.Chart:
     """Client p50/p99 (the authority) against the server's 60 s summary quantiles."""
     frame = pd.concat([
         series(client_totals(load_rows), {"p50_ms": "client p50", "p99_ms": "client p99"}),
-        series(metrics_rows, {"p50_us": "server p50 (60 s window)", "p99_us": "server p99 (60 s window)"}, scale=1e-3),
+        series(metrics_rows, {"p50_us": "server p50 (60 s)", "p99_us": "server p99 (60 s)"}, scale=1e-3),
     ])
-    dashed = ("server p50 (60 s window)", "server p99 (60 s window)")
-    return _with_markers(_lines(frame, "Latency", "ms", dashed=dashed), events_frame(events))
+    dashed = ("server p50 (60 s)", "server p99 (60 s)")
+    title = alt.Title("Latency", subtitle="client = load generator (authority); server = 60 s sliding-window summary")
+    return _with_markers(_lines(frame, title, "ms", dashed=dashed), events_frame(events))
 
 
 def breakdown(metrics_rows, events) -> alt.Chart:
@@ -56,7 +57,7 @@ def breakdown(metrics_rows, events) -> alt.Chart:
         opacity=0.85).encode(
         x=alt.X("time:T", title=None, axis=alt.Axis(format="%H:%M:%S")),
         y=alt.Y("value:Q", stack="zero", title="ms"),
-        color=alt.Color("series:N", sort=order, legend=alt.Legend(orient="bottom", title=None)),
+        color=alt.Color("series:N", sort=order, legend=alt.Legend(orient="bottom", title=None, columns=2, labelLimit=260)),
         order=alt.Order("series_order:Q"),
         tooltip=["series:N", alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("time:T", format="%H:%M:%S")],
     ).transform_calculate(series_order=f"indexof({order!r}, datum.series)")
@@ -90,7 +91,7 @@ def per_class(load_rows, events) -> alt.Chart:
          "value": (r.get("rejected") or 0) + (r.get("timeouts") or 0)}
         for r in rows
     ], columns=["time", "series", "value"])
-    lines = _lines(frame, "Per traffic class: p99 (lines) and rejected + timed-out per second (bars)", "ms")
+    lines = _lines(frame, "Per class: p99 (lines), rejected+timeouts/s (bars)", "ms")
     bars = alt.Chart(rejected).mark_bar(opacity=0.4).encode(
-        x="time:T", y=alt.Y("value:Q", title="rejected/s"), color=alt.Color("series:N"))
+        x="time:T", y=alt.Y("value:Q", title="rejected/s", axis=alt.Axis(format="~s")), color=alt.Color("series:N"))
     return _with_markers(alt.layer(lines, bars).resolve_scale(y="independent"), events_frame(events))

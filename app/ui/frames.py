@@ -40,9 +40,10 @@ def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
 
 
 def events_frame(events: list[Event]) -> pd.DataFrame:
-    """Return a frame of event markers."""
+    """Return a frame of event markers, numbered as in the markers table (the full text is the tooltip)."""
     return pd.DataFrame(
-        [{"time": _time(e.t), "label": e.text, "kind": e.kind} for e in events], columns=["time", "label", "kind"]
+        [{"time": _time(e.t), "n": str(i), "label": e.text, "kind": e.kind} for i, e in enumerate(events, 1)],
+        columns=["time", "n", "label", "kind"],
     )
 
 

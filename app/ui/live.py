@@ -26,11 +26,14 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
     msnap = lab.metrics.snapshot(model=model, window_s=window_s)
     lsnap = lab.load.snapshot(window_s=window_s)
     mrows = msnap.timeline
-    lrows = [r for r in lsnap.timeline if r["t"] >= since]
+    targets = load_targets(lsnap.spec)
+    lrows = [r for r in lsnap.timeline if r["t"] >= since] if model in targets else []
+    if lsnap.running and model not in targets:
+        st.info(f"Traffic is running against {', '.join(sorted(targets))}, not {model}: client lines are hidden here.")
     events = lab.events.list(model, since) + [e for e in lab.events.list("*", since)]
     if not msnap.up:
         st.warning(f"Server not answering: {msnap.error}")
-    _headline(msnap, lsnap)
+    _headline(msnap, lsnap if model in targets else None)
     c1, c2 = st.columns(2)
     c1.altair_chart(charts.throughput(mrows, lrows, events), width="stretch")
     c2.altair_chart(charts.latency(mrows, lrows, events), width="stretch")
@@ -48,14 +51,14 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
 
 def _headline(msnap, lsnap) -> None:
     latest = msnap.latest or {}
-    summary = (lsnap.summary or {}).get("all", {})
+    summary = (lsnap.summary or {}).get("all", {}) if lsnap else {}
     cols = st.columns(6)
     cols[0].metric("server infer/s", _fmt(latest.get("infer_rps"), "{:.0f}"))
     cols[1].metric("avg batch", _fmt(latest.get("avg_batch"), "{:.2f}"))
     cols[2].metric("queue ms/req", _fmt(latest.get("queue_us"), "{:.2f}", 1e-3))
     cols[3].metric("compute ms/req", _fmt(_compute(latest), "{:.2f}", 1e-3))
     cols[4].metric("client p99 ms", _fmt(summary.get("p99_ms"), "{:.1f}"))
-    cols[5].metric("traffic", "running" if lsnap.running else "stopped")
+    cols[5].metric("traffic", "running" if lsnap and lsnap.running else "stopped")
 
 
 def _compute(row: dict) -> float | None:
@@ -71,16 +74,27 @@ def _markers(events, mrows, lrows) -> None:
     st.caption(f"Change markers in the window: {len(events)}")
     if not events:
         return
-    client = {r["t"]: r.get("p99_ms") for r in lrows if r.get("cls") == "all"}
-    rows = [{**r, "p99_ms": client.get(r["t"])} for r in mrows]
+    client = {int(r["t"]): r.get("p99_ms") for r in lrows if r.get("cls") == "all"}  # load rows are whole seconds
+    rows = [{**r, "p99_ms": client.get(int(r["t"]))} for r in mrows]
     table = []
-    for e in events[-6:]:
+    for n, e in list(enumerate(events, 1))[-6:]:
         result = impact(e, rows)
         table.append({
-            "time": time.strftime("%H:%M:%S", time.localtime(e.t)), "change": e.text,
-            **{f"{k} before→after": _pair(v) for k, v in result.items()},
+            "#": n, "time": time.strftime("%H:%M:%S", time.localtime(e.t)), "change": e.text,
+            **{f"{_LABELS[k]} before→after": _pair(v) for k, v in result.items()},
         })
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+
+
+_LABELS = {"infer_rps": "infer/s", "avg_batch": "batch", "queue_us": "queue µs", "compute_infer_us": "infer µs",
+           "p99_ms": "client p99 ms"}
+
+
+def load_targets(spec) -> set[str]:
+    """Return the models a load spec sends to."""
+    if spec is None:
+        return set()
+    return {spec.model, *(c.model or spec.model for c in spec.classes), *(s.model for s in spec.sequences)}
 
 
 def _pair(values) -> str:
