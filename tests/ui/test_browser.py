@@ -2,31 +2,19 @@
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import replace
 
 import pytest
 
 from app.config import ConfigHistory, ConfigService, set_settings, settings_of
 from app.paths import ROOT
+from tests.ui.apptest import wait_until
 
 pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "test-output" / "screenshots"
 HIST = re.compile(r"Batch sizes formed in the window \(size×executions\): (.*)")
 MARKERS = re.compile(r"Change markers in the window: (\d+)")
-
-
-def poll(condition, timeout_s: float, what: str):
-    """Return condition()'s first truthy value, polling the DOM; fail after timeout_s."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = condition()
-        if last:
-            return last
-        time.sleep(0.3)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")
 
 
 def captions(page) -> list[str]:
@@ -64,7 +52,7 @@ def squashed_charts(page) -> list[str]:
 def nav_links(page) -> dict[str, str]:
     """Return {page title: URL} from the sidebar navigation."""
     links = page.locator('[data-testid="stSidebarNav"] a')
-    poll(lambda: links.count() >= 7, 30, "the sidebar navigation")
+    wait_until(lambda: links.count() >= 7, 30, "the sidebar navigation")
     return {a.inner_text().strip().splitlines()[-1]: a.get_attribute("href") for a in links.all()}  # icon, blank, title
 
 
@@ -96,14 +84,14 @@ def full_screenshot(page, name: str) -> None:
 
 def start_traffic(page) -> None:
     page.get_by_role("button", name="Start traffic").click()
-    poll(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 30, "Stop traffic to be enabled")
+    wait_until(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 30, "Stop traffic to be enabled")
 
 
 def stop_traffic(page) -> None:
     stop = page.get_by_role("button", name="Stop traffic")
     if stop.count() and stop.is_enabled():
         stop.click()
-        poll(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
+        wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
 
 
 def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, restore_model, tmp_path):
@@ -120,25 +108,25 @@ def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, 
         rate.fill("50")
         rate.press("Enter")
         start_traffic(page)
-        before = poll(lambda: (h := histogram(page)) and sum(h.values()) >= 100 and h, 60, "100 executions at delay 0")
+        before = wait_until(lambda: (h := histogram(page)) and sum(h.values()) >= 100 and h, 60, "100 executions at delay 0")
         assert before.get(1, 0) >= 0.7 * sum(before.values()), before
         marks = markers(page)
 
         thumb = page.locator('[data-testid="stSlider"]', has_text="max_queue_delay_microseconds").get_by_role("slider")
         thumb.focus()
         thumb.press("End")  # the last option: 20000 µs
-        poll(lambda: "max_queue_delay_microseconds: 20000" in page.locator('[data-testid="stCode"]').first.inner_text(),
+        wait_until(lambda: "max_queue_delay_microseconds: 20000" in page.locator('[data-testid="stCode"]').first.inner_text(),
              30, "the pending diff of the delay")
         page.get_by_role("button", name="Apply").click()
         page.get_by_text("reloaded gpu_sim").wait_for(timeout=60_000)
-        poll(lambda: (markers(page) or 0) >= marks + 1, 60, "a change marker after the apply")
+        wait_until(lambda: (markers(page) or 0) >= marks + 1, 60, "a change marker after the apply")
 
         multi = lambda h: sum(n for b, n in h.items() if b >= 2)  # noqa: E731
-        after = poll(lambda: (h := histogram(page)) and multi(h) >= multi(before) + 30 and h, 60,
+        after = wait_until(lambda: (h := histogram(page)) and multi(h) >= multi(before) + 30 and h, 60,
                      "30 more executions of batch size >= 2 after raising the delay")
         assert max(after) >= 2, after
         # under traffic, with change markers, every chart must show a readable y axis (not a plot squashed flat)
-        poll(lambda: not squashed_charts(page), 15, f"every live chart to have y tick labels: {squashed_charts(page)}")
+        wait_until(lambda: not squashed_charts(page), 15, f"every live chart to have y tick labels: {squashed_charts(page)}")
         full_screenshot(page, "dynamic_batching_after_change")
     finally:
         stop_traffic(page)
@@ -155,9 +143,9 @@ def test_screenshot_every_page(dashboard, browser):
         for title, url in links.items():
             page.goto(url)
             page.locator("h1").first.wait_for(timeout=30_000)
-            poll(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, f"{title} to finish its run")
+            wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, f"{title} to finish its run")
             if histogram(page) is not None and title != "Sequence batching":  # a live view of gpu_sim: wait for data
-                poll(lambda: histogram(page), 60, f"batches in the live view of {title}")
+                wait_until(lambda: histogram(page), 60, f"batches in the live view of {title}")
             assert not page.locator('[data-testid="stException"]').count(), f"exception on {title}"
             full_screenshot(page, re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_"))
         open_page(page, links["Dynamic batching"], "Dynamic batching")

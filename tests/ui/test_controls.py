@@ -1,12 +1,11 @@
 """Each page's main controls, driven through AppTest against the live server."""
 from __future__ import annotations
 
-import time
 
 import pytest
 import tritonclient.http as triton_http
 
-from tests.ui.apptest import metric, ok, open_page, texts, widget
+from tests.ui.apptest import metric, ok, open_page, texts, wait_until, widget
 
 
 def live_config(triton, model: str) -> dict:
@@ -16,17 +15,6 @@ def live_config(triton, model: str) -> dict:
 
 def file_text(triton, model: str) -> str:
     return (triton.repo / model / "config.pbtxt").read_text()
-
-
-def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
-    """Poll condition() until it returns something truthy; fail after timeout_s."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def apply(at):

@@ -1,0 +1,1 @@
+"""Benchmarks of the load generator against perf_analyzer."""

@@ -1,0 +1,110 @@
+"""Side by side with perf_analyzer on a trivial identity model: python -m bench.vs_perf_analyzer."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from app.server.embedded import EmbeddedServer, ServerOptions
+from bench.perf_analyzer import ensure_perf_analyzer, run_perf_analyzer
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+MODEL, SHAPE = "identity", 16
+
+
+def loadgen(url: str, out: Path, *load: str, duration_s: float, warmup_s: float = 0.0) -> dict:
+    """Run python -m loadgen in its own process (as perf_analyzer runs in its own); return its JSON."""
+    argv = [sys.executable, "-m", "loadgen", "run", "--url", url, "--model", MODEL, "--shape", str(SHAPE), *load,
+            "--duration", str(duration_s), "--warmup", str(warmup_s), "--json", str(out), "--quiet"]
+    subprocess.run(argv, check=True, cwd=HERE.parent, timeout=duration_s + 120)
+    return json.loads(out.read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the server, measure perf_analyzer and the load generator, print and save the ratios."""
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--seconds", type=float, default=10.0, help="measurement time of each closed-loop run")
+    p.add_argument("--rounds", type=int, default=2, help="alternate perf_analyzer and loadgen this many times")
+    p.add_argument("--rate", type=float, default=1000.0, help="open-loop Poisson rate")
+    p.add_argument("--open-seconds", type=float, default=60.0, help="long enough for Poisson counts to settle")
+    p.add_argument("--spin-us", type=float, nargs="*", default=[0.0],
+                   help="open-loop runs, one per busy-wait setting of the pacer")
+    p.add_argument("--json", type=Path, default=OUT / "vs_perf_analyzer.json")
+    args = p.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    binary, env = ensure_perf_analyzer(OUT / "perf_analyzer")
+    server = EmbeddedServer(ServerOptions(model_repository=HERE / "models", http_port=None, grpc_port=None,
+                                          metrics_port=None, log_dir=OUT / "logs"))
+    endpoint = server.start()
+    try:
+        closed = []
+        for i in range(args.rounds):
+            pa = run_perf_analyzer(binary, env, endpoint.host_port, MODEL, args.concurrency, f"INPUT:{SHAPE}",
+                                   int(args.seconds * 1000 / 3), OUT / f"pa_{i}.csv")
+            ours = loadgen(endpoint.http_url, OUT / f"closed_{i}.json", "--concurrency", str(args.concurrency),
+                           duration_s=args.seconds + 1, warmup_s=1.0)
+            closed.append({"perf_analyzer": pa, "loadgen": _brief(ours)})
+            print(f"round {i + 1}: perf_analyzer {pa['throughput_rps']:.0f}/s, loadgen {ours['throughput_rps']:.0f}/s")
+        opened = [
+            loadgen(endpoint.http_url, OUT / f"open_spin{spin:g}.json", "--rate", str(args.rate), "--arrival",
+                    "poisson", "--spin-us", str(spin), duration_s=args.open_seconds)
+            for spin in args.spin_us
+        ]
+    finally:
+        server.stop()
+    result = _result(args, closed, opened)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2) + "\n")
+    _print(result, args.json)
+    return 0
+
+
+def _brief(summary: dict) -> dict:
+    return {"throughput_rps": summary["throughput_rps"], "latency_us": summary["latency_us"],
+            "requests": summary["requests"], "lateness_us": summary["lateness_us"]}
+
+
+def _result(args, closed: list[dict], opened: list[dict]) -> dict:
+    pa = sum(r["perf_analyzer"]["throughput_rps"] for r in closed) / len(closed)
+    ours = sum(r["loadgen"]["throughput_rps"] for r in closed) / len(closed)
+    return {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "closed_loop": {"concurrency": args.concurrency, "rounds": closed, "perf_analyzer_rps": pa,
+                        "loadgen_rps": ours, "ratio": ours / pa},
+        "open_loop": [_open_result(args, spin, summary) for spin, summary in zip(args.spin_us, opened)],
+    }
+
+
+def _open_result(args, spin_us: float, summary: dict) -> dict:
+    sent = summary["requests"]["first_attempts"]
+    achieved = sent / args.open_seconds
+    return {
+        "spin_us": spin_us, "target_rps": args.rate, "seconds": args.open_seconds, "sent": sent,
+        "achieved_rps": achieved, "rate_error": achieved / args.rate - 1,
+        # A Poisson schedule's count itself varies: its relative standard deviation, for scale.
+        "poisson_sd": 1 / math.sqrt(args.rate * args.open_seconds),
+        "late": summary["requests"]["late"], "lateness_us": summary["lateness_us"],
+        "latency_us": summary["latency_us"], "ok": summary["requests"]["ok"],
+    }
+
+
+def _print(result: dict, path: Path) -> None:
+    c = result["closed_loop"]
+    print(f"closed loop, concurrency {c['concurrency']}: loadgen {c['loadgen_rps']:.0f}/s vs perf_analyzer "
+          f"{c['perf_analyzer_rps']:.0f}/s -> ratio {c['ratio']:.2f}")
+    for o in result["open_loop"]:
+        print(f"open loop, Poisson {o['target_rps']:.0f}/s for {o['seconds']:.0f} s, spin {o['spin_us']:g} us: "
+              f"achieved {o['achieved_rps']:.1f}/s (error {o['rate_error']:+.2%}, Poisson sd {o['poisson_sd']:.2%});"
+              f" send lateness p50 {o['lateness_us']['p50']:.0f} us, p99 {o['lateness_us']['p99']:.0f} us;"
+              f" late {o['late']} of {o['sent']}")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Load generator for Triton: arrival processes, drivers, classes, sequences, retries, statistics."""

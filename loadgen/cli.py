@@ -1,0 +1,140 @@
+"""Command line: python -m loadgen run --url ... (--concurrency N | --rate R --arrival KIND) --duration S."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from loadgen.report import format_summary, json_summary
+from loadgen.run import LoadRun
+from loadgen.shapes import ShapeSpec
+from loadgen.sinks import JsonlSink
+from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, TrafficClass
+from loadgen.specfile import build, load_spec
+from loadgen.stats import stats_for
+
+
+def parser() -> argparse.ArgumentParser:
+    """Return the argument parser."""
+    p = argparse.ArgumentParser(prog="python -m loadgen", description="Load generator for Triton Inference Server")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a load and print a summary")
+    run.add_argument("--url", required=True, help="server HTTP address, e.g. http://127.0.0.1:8000")
+    run.add_argument("--model", help="model of the classes that name none")
+    load = run.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=int, help="closed loop: requests in flight")
+    load.add_argument("--rate", type=float, help="open loop: requests per second")
+    run.add_argument("--arrival", choices=[k.value for k in ArrivalKind], help="open-loop arrival process")
+    run.add_argument("-p", "--arrival-param", action="append", default=[], metavar="KEY=VALUE",
+                     help="arrival parameter, e.g. on_s=0.5, trace=FILE, steps=10:1,10:3")
+    run.add_argument("--duration", type=float, help="seconds to run")
+    run.add_argument("--max-requests", type=int, help="stop after this many requests")
+    run.add_argument("--warmup", type=float, help="seconds left out of the summary")
+    run.add_argument("--spec", type=Path, help="YAML LoadSpec with classes and sequences")
+    run.add_argument("--timeout-ms", type=float, help="client timeout per request")
+    run.add_argument("--priority", type=int, help="Triton priority level (1 is highest)")
+    run.add_argument("--sla-ms", type=float, help="latency that counts as goodput")
+    run.add_argument("--retry", choices=[k.value for k in RetryKind], help="retry policy")
+    run.add_argument("--max-attempts", type=int, default=3, help="attempts in all when retrying")
+    run.add_argument("--shape", help="input dims without batch, e.g. 16 or 8,4 (-1 for the variable one)")
+    run.add_argument("--lengths", help="variable length LOW:HIGH drawn uniformly for the -1 dim")
+    run.add_argument("--spin-us", type=float, help="open loop: busy-wait this long before each send (sharper timing)")
+    run.add_argument("--seed", type=int)
+    run.add_argument("--json", type=Path, help="write the JSON summary here")
+    run.add_argument("--records", type=Path, help="write every record here (JSON lines)")
+    run.add_argument("--quiet", action="store_true", help="print nothing")
+    return p
+
+
+def spec_from_args(args: argparse.Namespace) -> LoadSpec:
+    """Return the LoadSpec of the command line (on top of --spec when given)."""
+    spec = load_spec(args.spec) if args.spec else LoadSpec(duration_s=10.0)
+    top: dict = {}
+    if args.model:
+        top["model"] = args.model
+    if args.concurrency is not None:
+        top.update(mode=Mode.CLOSED, concurrency=args.concurrency)
+    if args.rate is not None:
+        top.update(mode=Mode.OPEN, rate=args.rate)
+    if args.arrival or args.arrival_param:
+        params = dict(_pair(p) for p in args.arrival_param)
+        if "steps" in params:
+            params["steps"] = [s.split(":") for s in params["steps"].split(",")]
+        base = {**spec_to_kwargs(spec.arrival), **({"kind": args.arrival} if args.arrival else {}), **params}
+        top["arrival"] = build(ArrivalSpec, base, "--arrival-param")
+    for name, value in (("duration_s", args.duration), ("max_requests", args.max_requests), ("warmup_s", args.warmup),
+                        ("seed", args.seed), ("spin_us", args.spin_us)):
+        if value is not None:
+            top[name] = value
+    if not args.spec:
+        top["classes"] = (_class_from_args(args),)
+    return dataclasses.replace(spec, **top) if top else spec
+
+
+def spec_to_kwargs(obj) -> dict:
+    """Return a dataclass's fields as a dict (one level)."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+
+
+def _class_from_args(args: argparse.Namespace) -> TrafficClass:
+    fields: dict = {}
+    if args.timeout_ms is not None:
+        fields["timeout_ms"] = args.timeout_ms
+    if args.priority is not None:
+        fields["priority"] = args.priority
+    if args.sla_ms is not None:
+        fields["sla_ms"] = args.sla_ms
+    if args.retry:
+        fields["retry"] = RetryPolicy(args.retry, max_attempts=args.max_attempts)
+    if args.shape or args.lengths:
+        dims = tuple(int(d) for d in args.shape.split(",")) if args.shape else None
+        if args.lengths:
+            low, high = (int(v) for v in args.lengths.split(":"))
+            fields["shape"] = ShapeSpec("uniform", dims=dims, low=low, high=high)
+        else:
+            fields["shape"] = ShapeSpec(dims=dims)
+    return TrafficClass(**fields)
+
+
+def _pair(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError(f"arrival parameters look like KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the load, print the summary, write JSON and records; return the exit status."""
+    spec = spec_from_args(args)
+    if spec.duration_s is None and spec.max_requests is None:
+        raise ValueError("give --duration or --max-requests: a command-line run needs a bound")
+    stats = stats_for(spec)
+    sinks = [stats]
+    sink = JsonlSink(args.records) if args.records else None
+    if sink:
+        sinks.append(sink)
+    try:
+        asyncio.run(LoadRun(spec, args.url, sinks, on_start=stats.set_start).run())
+    finally:
+        if sink:
+            sink.close()
+    summary = stats.summary()
+    if not args.quiet:
+        print(format_summary(summary, spec), end="")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(json_summary(summary, spec), indent=2) + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of python -m loadgen."""
+    args = parser().parse_args(argv)
+    try:
+        return run_command(args)
+    except (ValueError, OSError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

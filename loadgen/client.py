@@ -1,0 +1,79 @@
+"""The one request path: send, time out, classify, retry; one record per attempt."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from random import Random
+
+from loadgen.classes import Target
+from loadgen.connection import Response
+from loadgen.outcome import Outcome, classify, classify_exception
+from loadgen.pool import ConnectionPool
+from loadgen.records import Record, RecordBus
+from loadgen.retry import backoff_s, should_retry
+
+Check = Callable[[Response], bool]
+CONNECT_PAUSE_S = 0.1
+
+
+class RequestPath:
+    """Send requests over a connection pool and emit their records; shared by every driver."""
+
+    def __init__(self, pool: ConnectionPool, bus: RecordBus, clock: Callable[[], float], t0: float,
+                 rng: Random, late_after_s: float = 0.001, may_retry: Callable[[], bool] = lambda: True) -> None:
+        self.pool, self.bus, self.clock, self.t0 = pool, bus, clock, t0
+        self.rng, self.late_after_s, self.may_retry = rng, late_after_s, may_retry
+
+    async def send(self, target: Target, data: bytes, scheduled_s: float | None = None, sequence_id: int = 0,
+                   check: Check | None = None) -> Record:
+        """Send one request (retrying per the target's policy); return the last attempt's record."""
+        # scheduled_s is the open-loop slot; None (closed loop) means "whenever it goes out".
+        attempt = 1
+        while True:
+            record = await self._attempt(target, data, scheduled_s, sequence_id, check, attempt)
+            scheduled_s = record.scheduled_s
+            if record.error == "connect":  # the server is down: do not spin
+                await asyncio.sleep(CONNECT_PAUSE_S)
+            if not (should_retry(target.retry, record.outcome, attempt) and self.may_retry()):
+                return record
+            delay = backoff_s(target.retry, attempt, self.rng)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            attempt += 1
+
+    async def _attempt(self, target: Target, data: bytes, scheduled_s: float | None, sequence_id: int,
+                       check: Check | None, attempt: int) -> Record:
+        clock, t0, pool = self.clock, self.t0, self.pool
+        conn = None
+        try:
+            conn = await pool.acquire()
+            sent = clock() - t0
+            response = await conn.request(data, target.timeout_s)
+        except asyncio.CancelledError:
+            if conn is not None:
+                pool.discard(conn)
+                self._emit(target, sequence_id, scheduled_s, sent, Outcome.CANCELLED, "cancelled", attempt)
+            raise
+        except (TimeoutError, ConnectionError) as exc:
+            if conn is None:
+                sent = clock() - t0
+                outcome, error = Outcome.ERROR, "connect"
+            else:
+                pool.discard(conn)
+                outcome, error = classify_exception(exc)
+        else:
+            pool.release(conn)
+            outcome, error = classify(response)
+            if check is not None and outcome is Outcome.OK and not check(response):
+                outcome, error = Outcome.WRONG_OUTPUT, "wrong_output"
+        return self._emit(target, sequence_id, scheduled_s, sent, outcome, error, attempt)
+
+    def _emit(self, target: Target, sequence_id: int, scheduled_s: float | None, sent: float, outcome: Outcome,
+              error: str, attempt: int) -> Record:
+        if scheduled_s is None:
+            scheduled_s = sent
+        late = attempt == 1 and sent - scheduled_s > self.late_after_s
+        record = Record(target.cls, target.model, target.priority, sequence_id, scheduled_s, sent,
+                        self.clock() - self.t0 - sent, outcome, error, attempt, late)
+        self.bus.emit(record)
+        return record

@@ -1,0 +1,108 @@
+"""A minimal HTTP/1.1 keep-alive client: one request at a time per connection, pre-built bytes."""
+from __future__ import annotations
+
+import asyncio
+import socket
+from dataclasses import dataclass
+
+
+class ProtocolError(ConnectionError):
+    """The server's answer is not HTTP/1.1 this client can read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """Status, body and the JSON header length of Triton's binary tensor extension (0 when absent)."""
+
+    status: int
+    body: bytes
+    header_length: int = 0
+
+
+class Connection(asyncio.Protocol):
+    """One TCP connection; request() writes a whole request and waits for the whole response."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.alive = False
+        self._buf = bytearray()
+        self._waiter: asyncio.Future | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._head_end = -1
+        self._length = 0
+        self._status = 0
+        self._header_length = 0
+
+    def connection_made(self, transport) -> None:
+        self.transport, self.alive = transport, True
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def request(self, data: bytes, timeout_s: float | None = None) -> asyncio.Future:
+        """Send data; return a future of the Response (TimeoutError, ConnectionError on failure)."""
+        loop = asyncio.get_running_loop()
+        self._waiter = waiter = loop.create_future()
+        self.transport.write(data)
+        if timeout_s is not None:
+            self._timer = loop.call_later(timeout_s, self._fail, TimeoutError(f"no response within {timeout_s:g} s"))
+        return waiter
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        if self._head_end < 0 and not self._parse_head():
+            return
+        end = self._head_end + self._length
+        if len(buf) < end:
+            return
+        if len(buf) > end or self._waiter is None:
+            self._fail(ProtocolError("unexpected bytes after a response"))
+            return
+        response = Response(self._status, bytes(buf[self._head_end:end]), self._header_length)
+        buf.clear()
+        self._head_end = -1
+        self._finish(response, None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.alive = False
+        self._finish(None, ConnectionError(f"connection closed: {exc or 'by the server'}"))
+
+    def close(self) -> None:
+        """Drop the connection at once (a late response must not reach the next request)."""
+        self.alive = False
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _parse_head(self) -> bool:
+        end = self._buf.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        lines = bytes(self._buf[:end]).split(b"\r\n")
+        try:
+            self._status = int(lines[0].split(b" ", 2)[1])
+            headers = dict(line.split(b":", 1) for line in lines[1:])
+            headers = {k.strip().lower(): v.strip() for k, v in headers.items()}
+            self._length = int(headers[b"content-length"])
+            self._header_length = int(headers.get(b"inference-header-content-length", 0))
+        except (IndexError, KeyError, ValueError):
+            self._fail(ProtocolError(f"cannot read response head {bytes(self._buf[:200])!r}"))
+            return False
+        self._head_end = end + 4
+        return True
+
+    def _fail(self, exc: Exception) -> None:
+        self.close()
+        self._finish(None, exc)
+
+    def _finish(self, response: Response | None, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter, self._waiter = self._waiter, None
+        if waiter is None or waiter.done():
+            return
+        if exc is None:
+            waiter.set_result(response)
+        else:
+            waiter.set_exception(exc)

@@ -1,0 +1,135 @@
+"""Background load for the dashboard: one run at a time in its own thread and event loop."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from loadgen.records import Record, Subscriber
+from loadgen.run import LoadRun
+from loadgen.spec import LoadSpec
+from loadgen.stats import WindowedStats, stats_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadSnapshot:
+    """What a viewer needs: state, the spec in force, per-second rows and per-class totals."""
+
+    running: bool
+    elapsed_s: float
+    spec: LoadSpec | None
+    error: str | None
+    timeline: list[dict] = field(default_factory=list)
+    summary: dict = field(default_factory=dict)
+    started_at: float | None = None  # epoch seconds
+
+
+class LoadController:
+    """Start, change, stop and watch one load run; safe to call from many threads (never calls Streamlit)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._lock = threading.RLock()
+        self._subscribers: list[Subscriber] = []
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._run: LoadRun | None = None
+        self._stats: WindowedStats | None = None
+        self._spec: LoadSpec | None = None
+        self._error: str | None = None
+
+    @property
+    def running(self) -> bool:
+        """Return True while a run is going (it ends by itself at its bound)."""
+        thread = self._thread
+        return thread is not None and thread.is_alive()
+
+    def start(self, spec: LoadSpec) -> None:
+        """Start a run in the background and return at once; raise RuntimeError if one is going."""
+        with self._lock:
+            if self.running:
+                raise RuntimeError("a load run is already going: stop it first")
+            self._stats = stats = stats_for(spec)
+            self._run = LoadRun(spec, self.url, [stats, self._fan_out], on_start=stats.set_start)
+            self._spec, self._error = spec, None
+            ready = threading.Event()
+            self._thread = threading.Thread(target=self._main, args=(self._run, ready), name="loadgen", daemon=True)
+            self._thread.start()
+            ready.wait(5.0)
+
+    def update(self, rate: float | None = None, concurrency: int | None = None) -> None:
+        """Change the load of the running run now (open loop: rate; closed loop: concurrency)."""
+        with self._lock:
+            loop, run = self._loop, self._run
+            if loop is None or run is None or not self.running:
+                return
+            changes = {k: v for k, v in (("rate", rate), ("concurrency", concurrency)) if v is not None}
+            self._spec = dataclasses.replace(self._spec, **changes)
+            loop.call_soon_threadsafe(run.update, rate, concurrency)
+
+    def stop(self, wait: bool = True, timeout_s: float | None = None) -> None:
+        """Stop the run: no new requests; with wait, return once requests in flight are done."""
+        with self._lock:
+            loop, run, thread = self._loop, self._run, self._thread
+            if loop is not None and run is not None:
+                try:
+                    loop.call_soon_threadsafe(run.stop)
+                except RuntimeError:  # the loop has just closed: the run is over
+                    pass
+        if wait and thread is not None:
+            thread.join(timeout_s if timeout_s is not None else (self._spec.drain_s if self._spec else 5.0) + 5.0)
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the run ends; return True when it has."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout_s)
+        return not self.running
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call fn(records) from the worker thread for every batch; return a function that unsubscribes."""
+        with self._lock:
+            self._subscribers.append(fn)
+        return lambda: self._unsubscribe(fn)
+
+    def snapshot(self, window_s: float = 120.0) -> LoadSnapshot:
+        """Return the state, the last window_s seconds of per-second rows and the totals so far."""
+        with self._lock:
+            run, stats, running = self._run, self._stats, self.running
+            spec, error = self._spec, self._error
+        if run is None or stats is None:
+            return LoadSnapshot(False, 0.0, None, None)
+        elapsed = run.elapsed_s()
+        timeline = stats.timeline(window_s, now_s=elapsed if running else None)
+        return LoadSnapshot(running, elapsed, spec, error, timeline, stats.summary(), run.t0_epoch)
+
+    def _unsubscribe(self, fn: Subscriber) -> None:
+        with self._lock:
+            if fn in self._subscribers:
+                self._subscribers.remove(fn)
+
+    def _fan_out(self, records: list[Record]) -> None:
+        for fn in list(self._subscribers):
+            try:
+                fn(records)
+            except Exception:  # noqa: BLE001 - a viewer's bug must not stop the load
+                log.exception("load subscriber %r failed", fn)
+
+    def _main(self, run: LoadRun, ready: threading.Event) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        ready.set()
+        try:
+            loop.run_until_complete(run.run())
+        except Exception as exc:  # noqa: BLE001 - reported through snapshot().error
+            log.exception("load run failed")
+            self._error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._loop = None
+            loop.close()

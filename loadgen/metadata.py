@@ -1,0 +1,54 @@
+"""What a model expects: its inputs and outputs, read from the server before a run."""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+
+class ModelUnavailable(RuntimeError):
+    """The server does not serve the model (or cannot be reached)."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """One input or output: name, Triton datatype and dims without the batch dimension."""
+
+    name: str
+    datatype: str
+    dims: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model's tensors and whether it takes a leading batch dimension."""
+
+    name: str
+    inputs: tuple[TensorInfo, ...]
+    outputs: tuple[TensorInfo, ...]
+    max_batch_size: int
+
+
+def fetch_model(url: str, model: str, timeout_s: float = 5.0) -> ModelInfo:
+    """Read a model's metadata and config from GET /v2/models/MODEL[/config]."""
+    base = f"{url.rstrip('/')}/v2/models/{model}"
+    meta, config = _get(base, timeout_s), _get(f"{base}/config", timeout_s)
+    batch = int(config.get("max_batch_size", 0))
+
+    def tensors(items) -> tuple[TensorInfo, ...]:
+        return tuple(
+            TensorInfo(t["name"], t["datatype"], tuple(int(d) for d in t["shape"])[1 if batch else 0:]) for t in items
+        )
+
+    return ModelInfo(model, tensors(meta.get("inputs", [])), tensors(meta.get("outputs", [])), batch)
+
+
+def _get(url: str, timeout_s: float) -> dict:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        raise ModelUnavailable(f"{url}: HTTP {exc.code} {exc.read()[:200].decode(errors='replace')}") from None
+    except OSError as exc:
+        raise ModelUnavailable(f"{url}: {exc}") from None

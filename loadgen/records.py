@@ -1,0 +1,67 @@
+"""One record per attempt, and the bus that hands batches of them to every subscriber."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from loadgen.outcome import Outcome
+
+log = logging.getLogger(__name__)
+
+Subscriber = Callable[[list["Record"]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One attempt at one request; times are seconds since the run started."""
+
+    cls: str
+    model: str
+    priority: int
+    sequence_id: int  # 0 outside sequences
+    scheduled_s: float  # when the request was due (the first attempt's slot)
+    sent_s: float  # when this attempt went out
+    latency_s: float  # from sending to the answer (or to giving up)
+    outcome: Outcome
+    error: str  # error kind, '' when ok
+    attempt: int  # 1 for the first try
+    late: bool  # open loop: went out later than its slot allows
+
+    @property
+    def done_s(self) -> float:
+        """Return when the attempt ended."""
+        return self.sent_s + self.latency_s
+
+    @property
+    def lateness_s(self) -> float:
+        """Return how long after its slot the first attempt went out."""
+        return self.sent_s - self.scheduled_s
+
+
+class RecordBus:
+    """Collect records and deliver them in batches to subscribers (flush() delivers)."""
+
+    def __init__(self, subscribers: list[Subscriber] | None = None, batch: int = 64) -> None:
+        self.subscribers = list(subscribers or [])
+        self.batch = batch
+        self.count = 0
+        self._pending: list[Record] = []
+
+    def emit(self, record: Record) -> None:
+        """Queue one record; deliver when the batch is full."""
+        self._pending.append(record)
+        self.count += 1
+        if len(self._pending) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        """Deliver pending records to every subscriber; one failing subscriber does not stop the rest."""
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        for fn in list(self.subscribers):
+            try:
+                fn(batch)
+            except Exception:  # noqa: BLE001 - a sink's bug must not stop the load
+                log.exception("record subscriber %r failed", fn)

@@ -1,0 +1,161 @@
+"""Statistics from the record stream: per-second, per-class counts and percentiles, and run totals."""
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, defaultdict
+
+from loadgen.histogram import QUANTILES, Histogram, Samples
+from loadgen.outcome import FAILED, Outcome
+from loadgen.records import Record
+from loadgen.spec import LoadSpec
+
+ALL = "all"
+
+
+class Bucket:
+    """Counts and successful latencies of one class over one second (or the whole run)."""
+
+    __slots__ = ("outcomes", "errors", "sent", "requests", "late", "good", "retries", "latencies", "lateness")
+
+    def __init__(self, samples=Samples) -> None:
+        self.outcomes: Counter = Counter()
+        self.errors: Counter = Counter()
+        self.sent = self.requests = self.late = self.good = self.retries = 0
+        self.latencies = samples()  # seconds, successful attempts
+        self.lateness = samples()  # seconds, first attempts (whole-run totals only)
+
+    def count_sent(self, r: Record) -> None:
+        """Count an attempt in the second it went out."""
+        self.sent += 1
+        self.requests += r.attempt == 1
+        self.late += r.late
+
+    def count_end(self, r: Record, good: bool) -> None:
+        """Count an attempt's outcome in the second it ended."""
+        self.outcomes[r.outcome] += 1
+        self.good += good
+        self.retries += r.attempt > 1
+        if r.error:
+            self.errors[r.error] += 1
+        if r.outcome is Outcome.OK:
+            self.latencies.add(r.latency_s)
+
+    def merge(self, other: Bucket) -> None:
+        """Add another bucket's contents to this one."""
+        self.outcomes.update(other.outcomes)
+        self.errors.update(other.errors)
+        self.sent += other.sent
+        self.requests += other.requests
+        self.late += other.late
+        self.good += other.good
+        self.retries += other.retries
+        self.latencies.merge(other.latencies)
+        self.lateness.merge(other.lateness)
+
+    def row(self, seconds: float) -> dict:
+        """Return counts, rates over `seconds` and latency percentiles in milliseconds."""
+        o = self.outcomes
+        row = {
+            "sent": self.sent, "requests": self.requests, "ok": o[Outcome.OK],
+            "failed": sum(o[k] for k in FAILED), "rejected": o[Outcome.REJECTED], "timeouts": o[Outcome.TIMEOUT],
+            "errors": o[Outcome.ERROR], "wrong_output": o[Outcome.WRONG_OUTPUT], "cancelled": o[Outcome.CANCELLED],
+            "late": self.late, "retries": self.retries, "errors_by_kind": dict(self.errors),
+            "throughput_rps": o[Outcome.OK] / seconds if seconds > 0 else 0.0,
+            "goodput_rps": self.good / seconds if seconds > 0 else 0.0,
+        }
+        row.update(percentiles_ms(self.latencies))
+        return row
+
+
+def percentiles_ms(samples: Samples | Histogram) -> dict:
+    """Return p50/p90/p95/p99 in ms; None when there are no samples."""
+    if not len(samples):
+        return {f"p{q}_ms": None for q in QUANTILES}
+    return {f"p{q}_ms": v * 1000.0 for q, v in zip(QUANTILES, samples.quantiles_s())}
+
+
+def stats_for(spec: LoadSpec) -> WindowedStats:
+    """Return statistics that know the spec's SLAs and warm-up."""
+    slas = {c.name: c.sla_ms / 1000.0 for c in spec.classes} | {s.name: s.sla_ms / 1000.0 for s in spec.sequences}
+    return WindowedStats(slas, spec.warmup_s)
+
+
+class WindowedStats:
+    """Subscriber that keeps per-second buckets per class and run totals after the warm-up."""
+
+    def __init__(self, slas_s: dict[str, float] | None = None, warmup_s: float = 0.0, t0_epoch: float = 0.0,
+                 retention_s: int = 900) -> None:
+        self.slas_s = dict(slas_s or {})
+        self.warmup_s, self.t0_epoch, self.retention_s = warmup_s, t0_epoch, retention_s
+        self.seconds: dict[int, dict[str, Bucket]] = defaultdict(lambda: defaultdict(Bucket))
+        self.totals: dict[str, Bucket] = defaultdict(lambda: Bucket(Histogram))
+        self.end_s = 0.0
+        self.lock = threading.Lock()
+
+    def set_start(self, t0_epoch: float) -> None:
+        """Set the wall-clock time of second 0 of the run."""
+        self.t0_epoch = t0_epoch
+
+    def __call__(self, records: list[Record]) -> None:
+        """Take a batch of records."""
+        with self.lock:
+            for r in records:
+                self._add(r)
+            self._prune()
+
+    def _add(self, r: Record) -> None:
+        done = r.sent_s + r.latency_s
+        self.end_s = max(self.end_s, done)
+        # Goodput: answered right, within the SLA counted from the request's slot (lateness included).
+        good = r.outcome is Outcome.OK and r.latency_s + r.lateness_s <= self.slas_s.get(r.cls, math.inf)
+        self.seconds[int(r.sent_s)][r.cls].count_sent(r)
+        self.seconds[int(done)][r.cls].count_end(r, good)
+        if r.sent_s >= self.warmup_s:
+            total = self.totals[r.cls]
+            total.count_sent(r)
+            total.count_end(r, good)
+            if r.attempt == 1:
+                total.lateness.add(r.lateness_s)
+
+    def _prune(self) -> None:
+        horizon = int(self.end_s) - self.retention_s
+        for second in [s for s in self.seconds if s < horizon]:
+            del self.seconds[second]
+
+    def timeline(self, window_s: float = 120.0, now_s: float | None = None) -> list[dict]:
+        """Return one row per second per class (and 'all') over the last window_s seconds of complete data."""
+        with self.lock:
+            last = int(now_s) if now_s is not None else int(self.end_s) + 1
+            classes = sorted({c for per in self.seconds.values() for c in per})
+            rows = []
+            for second in range(max(0, last - int(window_s)), last):
+                per = self.seconds.get(second, {})
+                merged = Bucket()
+                for cls in classes:
+                    bucket = per.get(cls) or Bucket()
+                    merged.merge(bucket)
+                    rows.append({"t": self.t0_epoch + second, "cls": cls, **bucket.row(1.0)})
+                if classes:
+                    rows.append({"t": self.t0_epoch + second, "cls": ALL, **merged.row(1.0)})
+            return rows
+
+    def summary(self) -> dict:
+        """Return run totals per class and for 'all': counts, errors by kind, rates, percentiles, lateness."""
+        with self.lock:
+            seconds = max(self.end_s - self.warmup_s, 1e-9)
+            merged, out = Bucket(Histogram), {}
+            for cls, bucket in sorted(self.totals.items()):
+                merged.merge(bucket)
+                out[cls] = _summary(bucket, seconds)
+            out[ALL] = _summary(merged, seconds)
+            return out
+
+
+def _summary(bucket: Bucket, seconds: float) -> dict:
+    row = bucket.row(seconds)
+    row["elapsed_s"] = seconds
+    row["mean_ms"] = bucket.latencies.mean_s() * 1000.0 if len(bucket.latencies) else None
+    late = percentiles_ms(bucket.lateness)
+    row["lateness_ms"] = {"p50": late["p50_ms"], "p99": late["p99_ms"]}
+    return row

@@ -1,0 +1,95 @@
+"""The dashboard's controller against the real server: start, change, stop, snapshots, subscribers."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from loadgen.controller import LoadController
+from loadgen.spec import LoadSpec, Mode, TrafficClass
+
+ROW_KEYS = {"t", "cls", "sent", "ok", "failed", "rejected", "timeouts", "late", "throughput_rps", "goodput_rps",
+            "p50_ms", "p90_ms", "p95_ms", "p99_ms"}
+
+
+def wait_for(condition, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def test_start_update_snapshot_stop(triton):
+    ctl = LoadController(triton.url)
+    batches: list = []
+    unsubscribe = ctl.subscribe(batches.append)
+    ctl.start(LoadSpec(concurrency=2, duration_s=60, classes=(TrafficClass("web"),)))
+    try:
+        assert ctl.running
+        with pytest.raises(RuntimeError, match="already"):
+            ctl.start(LoadSpec())
+        wait_for(lambda: ctl.snapshot().elapsed_s > 2.2)
+        ctl.update(concurrency=6)
+        assert ctl.snapshot().spec.concurrency == 6
+        wait_for(lambda: ctl.snapshot().elapsed_s > 3.5)
+        snap = ctl.snapshot(window_s=10)
+        assert snap.running and snap.error is None and snap.started_at is not None
+        rows = [r for r in snap.timeline if r["cls"] == "web"]
+        assert len(rows) >= 3 and ROW_KEYS <= rows[0].keys()
+        offsets = [r["t"] - snap.started_at for r in rows]  # whole seconds since the start, in order
+        assert offsets == pytest.approx([round(o) for o in offsets]) and offsets == sorted(offsets)
+        assert snap.summary["web"]["ok"] > 0 and "all" in snap.summary
+    finally:
+        ctl.stop()
+    assert not ctl.running
+    unsubscribe()
+    assert sum(len(b) for b in batches) == ctl.snapshot().summary["all"]["sent"]
+    assert all(isinstance(b, list) for b in batches)
+
+
+def test_many_viewers_while_running(triton):
+    ctl = LoadController(triton.url)
+    ctl.start(LoadSpec(mode=Mode.OPEN, rate=100, duration_s=30))
+    errors: list = []
+
+    def viewer():
+        try:
+            for _ in range(30):
+                ctl.snapshot(window_s=5)
+                ctl.update(rate=150)
+                time.sleep(0.01)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=viewer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ctl.stop()
+    assert not errors and not ctl.running and ctl.snapshot().spec.rate == 150
+
+
+def test_run_ends_by_itself_at_its_bound_and_can_start_again(triton):
+    ctl = LoadController(triton.url)
+    ctl.start(LoadSpec(concurrency=2, duration_s=0.5))
+    assert ctl.wait(10) and not ctl.running
+    first = ctl.snapshot()
+    assert first.summary["all"]["ok"] > 0 and first.elapsed_s < 1.5
+    ctl.start(LoadSpec(concurrency=1, duration_s=None, max_requests=5))
+    assert ctl.wait(10)
+    assert ctl.snapshot().summary["all"]["sent"] == 5
+
+
+def test_a_failed_run_reports_its_error(triton):
+    ctl = LoadController(triton.url)
+    ctl.start(LoadSpec(model="no_such_model", duration_s=1))
+    assert ctl.wait(10)
+    snap = ctl.snapshot()
+    assert not snap.running and "no_such_model" in snap.error
+
+
+def test_snapshot_before_any_run():
+    snap = LoadController("http://127.0.0.1:9").snapshot()
+    assert not snap.running and snap.spec is None and snap.timeline == []

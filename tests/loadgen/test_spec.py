@@ -1,0 +1,90 @@
+"""LoadSpec: defaults, validation, YAML loading, shapes and sequence lengths."""
+from __future__ import annotations
+
+import json
+from random import Random
+
+import pytest
+
+from loadgen.shapes import LengthSpec, ShapeSpec
+from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, TrafficClass
+from loadgen.specfile import load_spec, spec_from_dict, spec_to_dict
+
+YAML = """
+mode: open
+rate: 300
+arrival: {kind: bursty, on_s: 0.5, off_s: 1.5}
+duration_s: 20
+classes:
+  - {name: interactive, share: 0.2, priority: 1, timeout_ms: 100, sla_ms: 50,
+     retry: {kind: backoff, max_attempts: 4, cap_ms: 500}}
+  - {name: batch, share: 0.8, priority: 2, shape: {kind: uniform, dims: [-1], low: 8, high: 64}}
+  - {name: probe, model: mlp, rate: 5, arrival: {kind: constant}}
+sequences:
+  - {model: stream_acc, count: 3, length: {kind: uniform, low: 2, high: 6}}
+"""
+
+
+def test_defaults_are_a_runnable_closed_loop():
+    spec = LoadSpec()
+    assert spec.mode is Mode.CLOSED and spec.concurrency == 8 and spec.duration_s == 10.0
+    assert spec.class_model(spec.classes[0]) == "gpu_sim"
+
+
+def test_yaml_spec_loads_every_part(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text(YAML)
+    spec = load_spec(path, duration_s=5)
+    assert spec.mode is Mode.OPEN and spec.arrival.kind is ArrivalKind.BURSTY and spec.duration_s == 5
+    inter, batch, probe = spec.classes
+    assert inter.retry == RetryPolicy(RetryKind.BACKOFF, max_attempts=4, cap_ms=500)
+    assert batch.shape.dims == (-1,) and batch.shape.lengths()[:2] == [8, 9]
+    assert probe.rate == 5.0 and probe.arrival.kind is ArrivalKind.CONSTANT and spec.class_model(probe) == "mlp"
+    assert spec.sequences[0].length == LengthSpec("uniform", low=2, high=6)
+
+
+def test_spec_round_trips_through_json():
+    spec = spec_from_dict({"mode": "open", "arrival": {"kind": "step", "steps": [[1, 2], [3, 4]]}})
+    again = spec_from_dict(json.loads(json.dumps(spec_to_dict(spec))))
+    assert again == spec and again.arrival.steps == ((1.0, 2.0), (3.0, 4.0))
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"mode": "sideways"}, "mode must be one of"),
+        ({"classez": []}, "unknown field"),
+        ({"classes": [{"name": "a"}, {"name": "a"}]}, "unique"),
+        ({"classes": [{"share": 0}]}, "positive total share"),
+        ({"classes": [], "sequences": []}, "at least one"),
+        ({"duration_s": 0}, "positive"),
+        ({"arrival": {"kind": "trace"}}, "trace file"),
+        ({"classes": [{"retry": {"max_attempts": 0}}]}, "at least 1"),
+    ],
+)
+def test_invalid_specs_explain_themselves(data, message):
+    with pytest.raises(ValueError, match=message):
+        spec_from_dict(data)
+
+
+def test_shapes_fill_the_variable_dimension():
+    assert ShapeSpec().shapes((256,)) == [(256,)]
+    assert ShapeSpec("choice", dims=(-1, 4), choices=(2, 3)).shapes((-1, 4)) == [(2, 4), (3, 4)]
+    assert len(ShapeSpec("uniform", low=1, high=10_000).lengths()) == 256
+    with pytest.raises(ValueError, match="variable dims"):
+        ShapeSpec().shapes((-1,))
+
+
+def test_sequence_lengths_follow_their_distribution():
+    rng = Random(0)
+    assert LengthSpec("fixed", n=7).sample(rng) == 7
+    uniform = [LengthSpec("uniform", low=2, high=4).sample(rng) for _ in range(3000)]
+    assert set(uniform) == {2, 3, 4}
+    geometric = [LengthSpec("geometric", n=5).sample(rng) for _ in range(20_000)]
+    assert min(geometric) == 1 and sum(geometric) / len(geometric) == pytest.approx(5.0, rel=0.05)
+
+
+def test_frozen():
+    with pytest.raises(AttributeError):
+        ArrivalSpec().kind = "poisson"  # type: ignore[misc]
+    assert TrafficClass().retry.kind is RetryKind.NONE

@@ -1,0 +1,89 @@
+"""Statistics from records: per-second rows per class, goodput against the SLA, summaries; the bus."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from loadgen.histogram import Histogram, Samples
+from loadgen.outcome import Outcome
+from loadgen.records import Record, RecordBus
+from loadgen.stats import WindowedStats
+
+
+def rec(cls="a", sent=0.0, latency=0.01, outcome=Outcome.OK, error="", attempt=1, scheduled=None, late=False):
+    return Record(cls, "m", 0, 0, sent if scheduled is None else scheduled, sent, latency, outcome, error, attempt, late)
+
+
+def test_rows_per_second_per_class_and_all():
+    stats = WindowedStats({"a": 0.05, "b": 1.0}, t0_epoch=1_000.0)
+    records = [rec("a", sent=0.1 + i / 100, latency=0.001 * (i + 1)) for i in range(80)]  # 1..80 ms
+    records += [rec("b", sent=0.2, outcome=Outcome.REJECTED, error="queue_timeout"),
+                rec("b", sent=0.3, outcome=Outcome.TIMEOUT, error="client_timeout", latency=0.5)]
+    stats(records)
+    rows = {(r["t"], r["cls"]): r for r in stats.timeline(window_s=10, now_s=1.9)}
+    a, b, both = rows[(1000.0, "a")], rows[(1000.0, "b")], rows[(1000.0, "all")]
+    assert a["ok"] == a["sent"] == 80 and a["throughput_rps"] == 80
+    assert a["goodput_rps"] == 50  # latencies of 1..50 ms are within the 50 ms SLA
+    assert a["p50_ms"] == pytest.approx(np.percentile(np.arange(1, 81), 50))
+    assert b["rejected"] == 1 and b["timeouts"] == 1 and b["failed"] == 2 and b["p99_ms"] is None
+    assert b["errors_by_kind"] == {"queue_timeout": 1, "client_timeout": 1}
+    assert both["sent"] == 82 and both["ok"] == 80 and both["failed"] == 2
+    assert (1001.0, "a") not in rows  # the second in progress is not shown yet
+
+
+def test_goodput_counts_lateness_against_the_sla():
+    stats = WindowedStats({"a": 0.010})
+    stats([rec(sent=0.5, latency=0.005, scheduled=0.5), rec(sent=0.5, latency=0.005, scheduled=0.49, late=True)])
+    row = stats.timeline(now_s=2)[0]
+    assert row["ok"] == 2 and row["goodput_rps"] == 1 and row["late"] == 1
+
+
+def test_timeline_has_empty_seconds_and_a_window():
+    stats = WindowedStats()
+    stats([rec(sent=0.5), rec(sent=5.5)])
+    rows = [r for r in stats.timeline(window_s=3, now_s=6) if r["cls"] == "a"]
+    assert [r["t"] for r in rows] == [3.0, 4.0, 5.0]
+    assert [r["ok"] for r in rows] == [0, 0, 1] and rows[0]["throughput_rps"] == 0
+
+
+def test_summary_skips_warmup_and_counts_retries():
+    stats = WindowedStats({"a": 1.0}, warmup_s=1.0)
+    stats([rec(sent=0.5, latency=0.2)])  # warm-up: not in the summary
+    stats([rec(sent=1.0 + i / 10, latency=0.01) for i in range(10)])
+    stats([rec(sent=2.5, outcome=Outcome.ERROR, error="http_500"),
+           rec(sent=2.6, attempt=2, latency=0.01)])
+    s = stats.summary()
+    assert s["a"]["sent"] == 12 and s["a"]["requests"] == 11 and s["a"]["retries"] == 1
+    assert s["a"]["ok"] == 11 and s["a"]["errors_by_kind"] == {"http_500": 1}
+    assert s["a"]["p99_ms"] == pytest.approx(10.0, rel=1e-3)  # whole-run totals: a 0.1 % histogram
+    assert s["a"]["throughput_rps"] == pytest.approx(11 / (2.61 - 1.0))
+    assert s["all"]["ok"] == 11
+
+
+def test_bus_batches_and_survives_a_failing_subscriber():
+    got: list = []
+
+    def broken(batch):
+        raise RuntimeError("sink bug")
+
+    bus = RecordBus([broken, got.extend], batch=3)
+    for i in range(7):
+        bus.emit(rec(sent=i))
+    assert len(got) == 6
+    bus.flush()
+    assert len(got) == 7 and bus.count == 7
+
+
+def test_histogram_quantiles_match_exact_ones():
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(mean=-5, sigma=1.0, size=50_000)  # ~7 ms median, long tail
+    hist, exact = Histogram(), Samples()
+    for v in values:
+        hist.add(float(v))
+        exact.add(float(v))
+    assert hist.quantiles_s() == pytest.approx(exact.quantiles_s(), rel=2e-3)
+    assert hist.mean_s() == pytest.approx(values.mean()) and len(hist) == 50_000
+    tiny = Histogram()
+    tiny.add(0.0)
+    tiny.add(-1e-7)  # a send a hair before its slot
+    assert tiny.quantiles_s() == [0.0] * 4
