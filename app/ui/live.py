@@ -52,13 +52,16 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
 def _headline(msnap, lsnap) -> None:
     latest = msnap.latest or {}
     summary = (lsnap.summary or {}).get("all", {}) if lsnap else {}
-    cols = st.columns(6)
+    gpu = latest.get("gpu_util")
+    cols = st.columns(7 if gpu is not None else 6)
     cols[0].metric("server infer/s", _fmt(latest.get("infer_rps"), "{:.0f}"))
     cols[1].metric("avg batch", _fmt(latest.get("avg_batch"), "{:.2f}"))
     cols[2].metric("queue ms/req", _fmt(latest.get("queue_us"), "{:.2f}", 1e-3))
     cols[3].metric("compute ms/req", _fmt(_compute(latest), "{:.2f}", 1e-3))
     cols[4].metric("client p99 ms", _fmt(summary.get("p99_ms"), "{:.1f}"))
     cols[5].metric("traffic", "running" if lsnap and lsnap.running else "stopped")
+    if gpu is not None:  # only a GPU server exports nv_gpu_utilization
+        cols[6].metric("GPU util", f"{gpu:.0%}", help=f"GPU memory used: {_fmt(latest.get('gpu_mem_bytes'), '{:.2f}', 1e-9)} GB")
 
 
 def _compute(row: dict) -> float | None:

@@ -29,3 +29,14 @@ def test_overview_shows_version_and_ready_models(ui_env, triton):
     expected = sorted(p.name for p in triton.repo.iterdir() if (p / "config.pbtxt").exists())
     assert sorted(models["model"]) == expected
     assert set(models["state"]) == {"READY"}
+
+
+def test_viewer_mode_hides_config_changes_but_keeps_traffic(ui_env, monkeypatch):
+    monkeypatch.setenv("TBL_VIEWER", "1")
+    at = open_page("pages/dynamic_batching.py")
+    labels = [b.label for b in at.button]
+    assert "Apply" not in labels and "Undo" not in labels
+    assert "Start traffic" in labels
+    assert any("Viewer mode" in i.value for i in at.info)
+    overview = open_page("pages/overview.py")
+    assert "Restart embedded server" not in [b.label for b in overview.button]
