@@ -53,9 +53,14 @@ def _flatten(value, prefix: str = "") -> dict:
 
 
 def summarize_change(old, new) -> str:
-    """Return 'field old→new, ...' for the leaves that differ between two settings dataclasses."""
-    a, b = _flatten(old), _flatten(new)
+    """Return 'field old→new, ...' for the leaves that differ; a section switched on or off is named once."""
     parts = []
+    for name in getattr(old, "__dataclass_fields__", {}):
+        before, after = getattr(old, name), getattr(new, name)
+        if (before is None) != (after is None):
+            parts.append(f"{name} {'on' if after is not None else 'off'}")
+            old, new = replace(old, **{name: None}), replace(new, **{name: None})
+    a, b = _flatten(old), _flatten(new)
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
             short = key.replace("dynamic_batching.", "").replace("sequence_batching.", "seq.").replace("_microseconds", "_us")

@@ -43,3 +43,12 @@ def test_summarize_change_names_the_leaves_that_changed():
     text = summarize_change(BASE, new)
     assert "max_queue_delay_us 500→2000" in text and "instance_groups[0].count 1→2" in text
     assert summarize_change(BASE, BASE) == "no change"
+
+
+def test_summarize_change_names_a_section_switched_on_or_off():
+    from app.knobs import summarize_change
+
+    seq = ModelSettings(max_batch_size=8, sequence_batching=SequenceBatching())
+    new = apply_knobs(seq, {"dynamic_batching": True, "max_queue_delay_microseconds": 500})
+    assert summarize_change(seq, new) == "dynamic_batching on, sequence_batching off"
+    assert summarize_change(new, seq) == "dynamic_batching off, sequence_batching on"
