@@ -4,6 +4,5 @@ from app.ui import concepts, knobs
 from app.ui.diagnosis import diagnosis_panel
 from app.ui.page import concept_page
 
-lab, model = concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
-                          TrafficForm(model="gpu_sim", mode="open", rate=300, arrival="bursty"))
-diagnosis_panel(lab, model)
+concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
+             TrafficForm(model="gpu_sim", mode="open", rate=300, arrival="bursty"), panel=diagnosis_panel)

@@ -4,6 +4,6 @@ from app.ui import concepts, knobs
 from app.ui.page import concept_page
 from app.ui.sequences import correctness_panel
 
-lab, model = concept_page("sequence", "Sequence batching", concepts.SEQUENCE, "stream_acc", knobs.sequence,
-                          TrafficForm(model="stream_acc", sequences=8, sequence_length=20), allowed=("stream_acc",))
-correctness_panel(lab)
+concept_page("sequence", "Sequence batching", concepts.SEQUENCE, "stream_acc", knobs.sequence,
+             TrafficForm(model="stream_acc", sequences=8, sequence_length=20), allowed=("stream_acc",),
+             panel=correctness_panel)

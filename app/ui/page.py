@@ -12,7 +12,8 @@ from app.ui.traffic import traffic_panel
 
 
 def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable, preset: TrafficForm,
-                 allowed: tuple[str, ...] | None = None, per_class: bool = False) -> tuple:
+                 allowed: tuple[str, ...] | None = None, per_class: bool = False,
+                 panel: Callable | None = None) -> tuple:
     """Lay out one concept page and return (lab, chosen model)."""
     lab = lab_or_stop()
     header(title, concept)
@@ -24,6 +25,8 @@ def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable
     with right:
         st.subheader("Traffic")
         traffic_panel(lab, model, key, preset)
+    if panel is not None:  # the page's own live panel (correctness, diagnosis) above the charts
+        panel(lab, model)
     st.subheader("Live")
     live_view(lab, model, key, per_class=per_class)
     return lab, model
