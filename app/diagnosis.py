@@ -17,6 +17,7 @@ class Window:
     infer_rps: float | None = None
     offered_rps: float | None = None
     pending_trend: float = 0.0  # growth of the pending-request gauge, requests per second
+    pending: float | None = None  # mean of the pending-request gauge
     rejected: int = 0
     requests: int = 0
     attempts: int = 0
@@ -61,29 +62,33 @@ def _batch_stuck(w: Window) -> Finding | None:
 def _pattern_a(w: Window) -> Finding | None:
     if not (w.p50_ms and w.p99_ms and w.request_us and w.queue_us is not None):
         return None
-    waiting = w.queue_us / w.request_us if w.request_us else 0
-    if w.p99_ms < 3 * w.p50_ms or waiting < 0.4:
+    waiting = w.queue_us / w.request_us
+    delay_bound = w.dynamic_batching and w.max_queue_delay_us >= 1000 and w.queue_us >= 0.25 * w.max_queue_delay_us
+    if waiting < 0.4 or not (w.p99_ms >= 2 * w.p50_ms or delay_bound):
         return None
     knobs = {}
     if w.dynamic_batching and w.max_queue_delay_us > 100:
         knobs = {"max_queue_delay_microseconds": max(100, w.max_queue_delay_us // 4)}
     return Finding("A", "Pattern A — p50 low, p99 high: the tail is waiting",
-                   f"p99 {w.p99_ms:.1f} ms is {w.p99_ms / w.p50_ms:.1f}× p50; {waiting:.0%} of server time is queue/batching wait",
+                   f"p99 {w.p99_ms:.1f} ms vs p50 {w.p50_ms:.1f} ms; {waiting:.0%} of server time is queue/batching wait"
+                   + (f" (max_queue_delay {w.max_queue_delay_us} µs)" if w.dynamic_batching else ""),
                    "Cut waiting before adding instances: lower max_queue_delay, fewer or smaller preferred sizes.", knobs)
 
 
 def _pattern_b(w: Window) -> Finding | None:
-    behind = w.offered_rps and w.infer_rps and w.offered_rps > 1.05 * w.infer_rps
-    if not (behind or w.pending_trend > 2.0):
+    if w.queue_us is None or not w.compute_us:
         return None
-    if w.queue_us is not None and w.compute_us and w.queue_us < w.compute_us:
+    queued = w.queue_us >= 2 * w.compute_us and w.queue_us > 2 * w.max_queue_delay_us
+    backlog = (w.pending or 0) >= 2 * w.instances or w.pending_trend > 1.0
+    if not (queued and backlog):
         return None
     knobs = {"instance_count": w.instances + 1} if w.instances < 4 else {}
     if not w.dynamic_batching and w.max_batch_size > 1:
         knobs = {"dynamic_batching": True, "max_queue_delay_microseconds": 500}
-    offered = f"offered {w.offered_rps:.0f}/s vs served {w.infer_rps:.0f}/s; " if behind else ""
+    offered = f"offered {w.offered_rps:.0f}/s vs served {w.infer_rps:.0f}/s; " if w.offered_rps and w.infer_rps else ""
     return Finding("B", "Pattern B — arrivals outrun service, the queue builds",
-                   f"{offered}queue grows {w.pending_trend:.1f} req/s",
+                   f"{offered}queue wait {w.queue_us / 1000:.1f} ms vs compute {w.compute_us / 1000:.1f} ms per request; "
+                   f"{w.pending or 0:.0f} requests pending",
                    "Raise the service rate: check batches really grow, add an instance, or look for a CPU bottleneck.", knobs)
 
 

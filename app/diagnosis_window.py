@@ -36,7 +36,7 @@ def window_from(metrics_rows: list[dict], load_rows: list[dict], per_item_us: di
         request_us=_mean(metrics_rows, "request_us"), avg_batch=_mean(metrics_rows, "avg_batch"),
         infer_rps=_mean(metrics_rows, "infer_rps"),
         offered_rps=(sum(r.get("sent") or 0 for r in client) / len(client)) if client else None,
-        pending_trend=slope(metrics_rows, "pending"),
+        pending_trend=slope(metrics_rows, "pending"), pending=_mean(metrics_rows, "pending"),
         rejected=sum(r.get("rejected") or 0 for r in client),
         requests=sum(r.get("requests") or 0 for r in client),
         attempts=sum(r.get("sent") or 0 for r in client),
