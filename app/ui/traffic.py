@@ -44,9 +44,11 @@ def traffic_panel(lab: Lab, model: str, key: str, preset: TrafficForm) -> None:
     if b3.button("Stop traffic", disabled=not running, key=f"{k}:stop", width="stretch"):
         lab.load.stop()
         st.rerun()
+    snap = lab.load.snapshot(window_s=1)
     if running:
-        spec = lab.load.snapshot(window_s=1).spec
-        st.caption(f"Traffic running against `{getattr(spec, 'model', '?')}` (shared by every page and viewer).")
+        st.caption(f"Traffic running against `{getattr(snap.spec, 'model', '?')}` (shared by every page and viewer).")
+    if snap.error:
+        st.warning(f"The last traffic run stopped with an error: {snap.error}")
 
 
 def _start(lab: Lab, form: TrafficForm) -> None:
