@@ -21,9 +21,11 @@ from loadgen.controller import LoadController
 class Lab:
     """Own everything that runs in the background for one server; pages only read and ask."""
 
-    def __init__(self, endpoint: Endpoint, repo: Path | None, server: EmbeddedServer | None = None) -> None:
+    def __init__(self, endpoint: Endpoint, repo: Path | None, server: EmbeddedServer | None = None,
+                 config_name: str | None = None) -> None:
         self.server = server
         self.repo = repo
+        self.config_name = config_name
         self.events = EventLog()
         self.experiments = ExperimentStore(state_dir() / "experiments.sqlite")
         self._lock = threading.RLock()
@@ -36,7 +38,7 @@ class Lab:
         remote = remote_endpoint(env)
         if remote is not None:
             repo = env.get("TRITON_MODEL_REPOSITORY")
-            return cls(remote, Path(repo) if repo else None)
+            return cls(remote, Path(repo) if repo else None, config_name=env.get("TRITON_MODEL_CONFIG_NAME") or None)
         repo = Path(env.get("TBL_MODEL_REPOSITORY", MODEL_REPOSITORY))
         server = EmbeddedServer(ServerOptions(model_repository=repo))
         return cls(server.start(), repo, server)
@@ -94,7 +96,7 @@ class Lab:
     def _attach(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         log = self.server.log_tail if self.server is not None else None
-        self.config = ConfigService(endpoint, self.repo, server_log=log)
+        self.config = ConfigService(endpoint, self.repo, server_log=log, config_name=self.config_name)
         self.metrics = MetricsPoller(endpoint)
         self.metrics.start()
         self.load = LoadController(url=endpoint.http_url)

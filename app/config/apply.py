@@ -48,8 +48,10 @@ class ConfigService:
 
     def __init__(self, endpoint: Endpoint, repo_path: Path | None, *, history: ConfigHistory | None = None,
                  caps: ServerCaps | None = None, clock: Callable[[], float] = time.perf_counter,
-                 load_timeout_s: float = 600.0, server_log: Callable[[], str] | None = None) -> None:
+                 load_timeout_s: float = 600.0, server_log: Callable[[], str] | None = None,
+                 config_name: str | None = None) -> None:
         self.endpoint = endpoint
+        self.config_name = config_name  # the server's --model-config-name: configs/<name>.pbtxt wins when present
         self.repo = Path(repo_path).resolve() if repo_path is not None else None
         key = repository_key(self.repo) if self.repo else f"remote-{endpoint.host_port}"
         self.history_store = history or ConfigHistory(history_root(key))
@@ -71,7 +73,16 @@ class ConfigService:
         """Return the text current() parses."""
         if self.repo is None:
             return format_config(self.live(model))
-        return (model_dir(self.repo, model) / "config.pbtxt").read_text()
+        return self.config_path(model).read_text()
+
+    def config_path(self, model: str) -> Path:
+        """Return the file the server loads: configs/<config_name>.pbtxt when it exists, else config.pbtxt (Triton's rule)."""
+        folder = model_dir(self.repo, model)
+        if self.config_name:
+            custom = folder / "configs" / f"{self.config_name}.pbtxt"
+            if custom.is_file():
+                return custom
+        return folder / "config.pbtxt"
 
     def live(self, model: str) -> ModelConfig:
         """Return the config the server is serving now (get_model_config), with Triton's defaults filled in."""
@@ -129,7 +140,7 @@ class ConfigService:
     def _persist(self, model: str, text: str) -> bool:
         if self.repo is None:
             return False
-        path = model_dir(self.repo, model) / "config.pbtxt"
+        path = self.config_path(model)
         try:
             write_text_atomic(path, text)
         except OSError as exc:

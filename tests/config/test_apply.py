@@ -175,3 +175,27 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
     assert len(done) > 0 and all(n > 0 for n in during)
     assert instance_groups_of(service.live("gpu_sim"))[0].count == 1 + reloads_n % 3
     assert len(service.history("gpu_sim")) == reloads_n + 1
+
+
+def test_a_named_config_is_read_and_written_instead_of_config_pbtxt(triton, history, restore_model):
+    """Like `tritonserver --model-config-name=NAME`: configs/NAME.pbtxt wins where it exists."""
+    from app.config import format_config, set_settings, settings_of
+    from app.knobs import apply_knobs
+
+    restore_model("gpu_sim")
+    folder = triton.repo / "gpu_sim"
+    named = folder / "configs" / "lab_test.pbtxt"
+    named.write_text((folder / "config.pbtxt").read_text())
+    default_before = (folder / "config.pbtxt").read_bytes()
+    try:
+        service = ConfigService(triton.endpoint, triton.repo, history=history, config_name="lab_test")
+        assert service.config_path("gpu_sim") == named
+        assert service.config_path("mlp") == triton.repo / "mlp" / "config.pbtxt"  # no named file: the default
+        current = service.current("gpu_sim")
+        new = set_settings(current, apply_knobs(settings_of(current), {"max_queue_delay_microseconds": 1000}))
+        service.apply("gpu_sim", new)
+        assert "max_queue_delay_microseconds: 1000" in named.read_text()
+        assert named.read_text() == format_config(service.current("gpu_sim"))
+        assert (folder / "config.pbtxt").read_bytes() == default_before
+    finally:
+        named.unlink()
