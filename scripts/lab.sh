@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up .venv from requirements.txt (only when it changed), then run the dashboard or the tests.
 #   scripts/lab.sh app    open the dashboard on the embedded tritonserver (127.0.0.1)
-#   scripts/lab.sh test   run the whole test suite (installs Debian chromium when missing)
+#   scripts/lab.sh test   run the whole test suite (installs Debian chromium and prometheus when missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -18,13 +18,16 @@ setup_venv() {
   fi
 }
 
-ensure_chromium() {
-  [ -x /usr/bin/chromium ] && return
+ensure_test_packages() {
+  local missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)      # browser tests
+  [ -x /usr/bin/prometheus ] || missing+=(prometheus)  # Prometheus as the metrics source
+  [ ${#missing[@]} = 0 ] && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "installing Debian chromium for the browser tests..."
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    echo "installing Debian ${missing[*]} for the tests..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "note: /usr/bin/chromium missing (apt-get install chromium); browser tests will be skipped" >&2
+    echo "note: missing ${missing[*]} (apt-get install ${missing[*]}); those tests will be skipped" >&2
   fi
 }
 
@@ -35,7 +38,7 @@ case "${1:-}" in
     ;;
   test)
     setup_venv
-    ensure_chromium
+    ensure_test_packages
     exec .venv/bin/python -m pytest "${@:2}"
     ;;
   *)

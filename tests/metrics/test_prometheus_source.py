@@ -1,0 +1,85 @@
+"""Prometheus as the metrics source: the poller reads Triton's series through /federate."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+
+from app.metrics.poller import MetricsPoller
+from app.server.ports import free_port
+from tests.helpers import gpu_sim_input
+
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian prometheus is not installed")
+
+
+def _wait(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def prometheus(triton, tmp_path):
+    """A real Prometheus on a free loopback port, scraping the session server every second."""
+    target = urllib.parse.urlparse(triton.endpoint.metrics_url).netloc
+    (tmp_path / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s}\n"
+        f"scrape_configs: [{{job_name: triton, static_configs: [{{targets: ['{target}']}}]}}]\n"
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+
+
+def _get(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.read()
+    except OSError:
+        return b""
+
+
+def _federated(base: str) -> str:
+    return f"{base}/federate?" + urllib.parse.urlencode({"match[]": '{job="triton"}'})
+
+
+def test_poller_counts_requests_through_prometheus_federation(triton, prometheus):
+    import tritonclient.http as http
+
+    url = _federated(prometheus)
+    _wait(lambda: b"nv_inference_count" in _get(url), 60, "Prometheus to start and scrape Triton once")
+    poller = MetricsPoller(replace(triton.endpoint, metrics_url=url))
+    poller.poll_once()
+    client = http.InferenceServerClient(triton.endpoint.host_port, concurrency=8)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: client.infer("gpu_sim", [gpu_sim_input()]), range(64)))
+
+    def counted():
+        poller.poll_once()
+        rows = poller.snapshot("gpu_sim", window_s=120).timeline
+        return sum((r["request_count"] or 0) for r in rows) >= 64 and rows
+
+    rows = _wait(counted, 30, "Prometheus to scrape the 64 requests")
+    assert sum(r["request_count"] or 0 for r in rows) == 64
+    assert any(r["queue_us"] is not None for r in rows)
