@@ -54,3 +54,17 @@ def closed_loop(host_port: str, model: str, concurrency: int, duration_s: float)
     for t in threads:
         t.join()
     return counts["ok"], counts["failed"]
+
+
+def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
+    """Return condition()'s first truthy value, polling; fail after timeout_s naming what and the last value."""
+    import pytest  # noqa: PLC0415 - only the tests import this module
+
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = condition()
+        if last:
+            return last
+        time.sleep(0.25)
+    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")

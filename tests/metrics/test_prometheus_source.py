@@ -5,7 +5,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -15,20 +14,10 @@ import pytest
 
 from app.metrics.poller import MetricsPoller
 from app.server.ports import free_port
-from tests.helpers import gpu_sim_input
+from tests.helpers import gpu_sim_input, wait_until
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian prometheus is not installed")
-
-
-def _wait(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -68,7 +57,7 @@ def test_poller_counts_requests_through_prometheus_federation(triton, prometheus
     import tritonclient.http as http
 
     url = _federated(prometheus)
-    _wait(lambda: b"nv_inference_count" in _get(url), 60, "Prometheus to start and scrape Triton once")
+    wait_until(lambda: b"nv_inference_count" in _get(url), 60, "Prometheus to start and scrape Triton once")
     poller = MetricsPoller(replace(triton.endpoint, metrics_url=url))
     poller.poll_once()
     client = http.InferenceServerClient(triton.endpoint.host_port, concurrency=8)
@@ -80,6 +69,6 @@ def test_poller_counts_requests_through_prometheus_federation(triton, prometheus
         rows = poller.snapshot("gpu_sim", window_s=120).timeline
         return sum((r["request_count"] or 0) for r in rows) >= 64 and rows
 
-    rows = _wait(counted, 30, "Prometheus to scrape the 64 requests")
+    rows = wait_until(counted, 30, "Prometheus to scrape the 64 requests")
     assert sum(r["request_count"] or 0 for r in rows) == 64
     assert any(r["queue_us"] is not None for r in rows)

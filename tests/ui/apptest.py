@@ -1,14 +1,13 @@
 """Small helpers over streamlit.testing.v1.AppTest: run a page, find widgets by label, read metrics."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-import pytest
 
 from streamlit.testing.v1 import AppTest
 
 from app.paths import ROOT
+from tests.helpers import wait_until  # noqa: F401 - the UI tests take it from here
 
 RUN_TIMEOUT_S = 60
 PAGES = sorted((ROOT / "pages").glob("*.py"))
@@ -43,14 +42,3 @@ def texts(elements) -> list[str]:
     """Return the text of each element (errors, successes, captions)."""
     return [e.value for e in elements]
 
-
-def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
-    """Return condition()'s first truthy value, polling; fail after timeout_s naming what and the last value."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = condition()
-        if last:
-            return last
-        time.sleep(0.25)
-    pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")
