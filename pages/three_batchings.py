@@ -17,7 +17,7 @@ for model in [m.name for m in lab.status().models if m.state == "READY"]:
     except Exception as exc:  # noqa: BLE001 - one unreadable model must not hide the others
         st.warning(f"{model}: {exc}")
         continue
-    rows.append({"model": model, "model is": fit.kind, "scheduler": fit.batching, "fits": "✅" if fit.ok else "❌",
+    rows.append({"model": model, "model is": fit.kind, "scheduler": fit.batching, "fits": "yes" if fit.ok else "NO",
                  "verdict": fit.verdict})
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.markdown(
