@@ -137,6 +137,6 @@ def test_three_batchings_checks_each_model(ui_env):
     at = open_page("pages/three_batchings.py")
     table = at.dataframe[0].value.set_index("model")
     assert table.loc["stream_acc", "scheduler"] == "sequence"
-    assert set(table["fits"]) == {"✅"}
+    assert set(table["fits"]) == {"yes"}
     at.selectbox(key="three:model").set_value("stream_acc").run()
     ok(at)
