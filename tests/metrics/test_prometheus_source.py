@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -60,9 +61,15 @@ def test_poller_counts_requests_through_prometheus_federation(triton, prometheus
     wait_until(lambda: b"nv_inference_count" in _get(url), 60, "Prometheus to start and scrape Triton once")
     poller = MetricsPoller(replace(triton.endpoint, metrics_url=url))
     poller.poll_once()
-    client = http.InferenceServerClient(triton.endpoint.host_port, concurrency=8)
+    local = threading.local()  # tritonclient.http clients are gevent-based: one per thread
+
+    def infer(_):
+        if not hasattr(local, "client"):
+            local.client = http.InferenceServerClient(triton.endpoint.host_port)
+        return local.client.infer("gpu_sim", [gpu_sim_input()])
+
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda _: client.infer("gpu_sim", [gpu_sim_input()]), range(64)))
+        list(pool.map(infer, range(64)))
 
     def counted():
         poller.poll_once()
