@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.paths import MODEL_REPOSITORY
-from app.server.embedded import EmbeddedServer, ServerOptions
+from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
 
 
@@ -35,14 +35,6 @@ class TritonFixture:
         http.InferenceServerClient(self.endpoint.host_port).load_model(model)
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="session")
 def triton(tmp_path_factory) -> TritonFixture:
     """Start one real tritonserver for the session; stop it and all its stubs at the end."""
@@ -56,7 +48,7 @@ def triton(tmp_path_factory) -> TritonFixture:
     pgid = server.proc.pid
     yield TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)
     server.stop()
-    if _group_alive(pgid):  # pragma: no cover - stop() failed to clean up
+    if group_alive(pgid):  # pragma: no cover - stop() failed to clean up
         os.killpg(pgid, signal.SIGKILL)
         pytest.fail("tritonserver left processes behind after stop()")
 

@@ -147,17 +147,22 @@ class EmbeddedServer:
 _FATAL = ("error while loading shared libraries", "Stub process failed", "No module named")
 
 
+def group_alive(pgid: int) -> bool:
+    """Return True while any process of the process group still exists."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         return
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
+    while time.monotonic() < deadline and group_alive(pgid):
         time.sleep(0.05)
 
 

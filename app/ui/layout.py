@@ -40,10 +40,7 @@ def header(title: str, concept: str, expanded: bool = False) -> None:
 
 def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | None = None) -> str:
     """Select box of the loaded models, preferring one."""
-    try:
-        names = [m.name for m in lab.status().models if m.state == "READY"] or [preferred]
-    except Exception:  # noqa: BLE001 - a down server shows as the banner above
-        names = [preferred]
+    names = [m.name for m in lab.status().models if m.state == "READY"] or [preferred]  # status() never raises
     if allowed:
         names = [n for n in names if n in allowed] or list(allowed)
     index = names.index(preferred) if preferred in names else 0

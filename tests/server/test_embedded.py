@@ -13,9 +13,10 @@ import urllib.request
 import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
-from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
+from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError, group_alive
 from app.server.ports import choose_ports, is_free
 from app.server.status import fetch_status
+from tests.helpers import wait_until
 
 
 def test_fixture_server_is_ready_and_bound_to_loopback(triton):
@@ -65,8 +66,7 @@ def test_stop_ends_the_server_and_its_stub_processes(tmp_path):
     server.start()
     pgid = server.proc.pid
     server.stop()
-    with pytest.raises(ProcessLookupError):
-        os.killpg(pgid, 0)
+    assert not group_alive(pgid)
 
 
 def test_cli_serves_every_model_until_interrupted(tmp_path):
@@ -116,19 +116,14 @@ def test_server_dies_with_the_process_that_started_it(tmp_path):
                            env=dict(os.environ, TBL_STATE_DIR=str(tmp_path)))
     try:
         server_pid = int(app.stdout.readline())
-        os.killpg(server_pid, 0)  # alive while the app lives
+        assert group_alive(server_pid)  # alive while the app lives
         app.kill()
         app.wait(10)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(server_pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.2)
-        else:
-            os.killpg(server_pid, signal.SIGKILL)
-            pytest.fail("tritonserver outlived the process that started it")
+        try:
+            wait_until(lambda: not group_alive(server_pid), 30, "tritonserver to die with the process that started it")
+        finally:
+            if group_alive(server_pid):
+                os.killpg(server_pid, signal.SIGKILL)
     finally:
         if app.poll() is None:
             app.kill()
