@@ -6,6 +6,15 @@ from dataclasses import replace
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 
 KNOBS = ("instance_count", "max_batch_size", "dynamic_batching", "max_queue_delay_microseconds", "preferred_batch_size")
+# The values the pages' knobs can hold: a suggestion is always one of these.
+DELAYS_US = (0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
+SIZES = (1, 2, 4, 8, 16, 32, 64)
+MAX_INSTANCES = 8
+
+
+def delay_at_most(limit_us: float) -> int:
+    """Return the largest delay option not above limit_us (0 when none is)."""
+    return max((d for d in DELAYS_US if d <= limit_us), default=0)
 
 
 def apply_knobs(settings: ModelSettings, knobs: dict) -> ModelSettings:

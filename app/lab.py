@@ -1,47 +1,62 @@
-"""One Lab per server: the load generator, metrics poller, event log and config service it shares."""
+"""One Lab per server: the composition root of the parts that run in the background for it."""
 from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from app.config.apply import ConfigService
-from app.events import EventLog
 from app.experiments.compare import capture
 from app.experiments.store import Experiment, ExperimentStore
+from app.figures import WindowFigures, impact, measure
+from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, remote_endpoint
 from app.server.status import ServerStatus, fetch_status
+from app.traffic import load_targets, target_rate
 from loadgen.controller import LoadController
+from loadgen.report import describe_load
+from loadgen.spec import LoadSpec
 
 
 class Lab:
-    """Own everything that runs in the background for one server; pages only read and ask."""
+    """Hold the server's parts (passed in, assembled by create) and do what pages ask through them."""
 
-    def __init__(self, endpoint: Endpoint, repo: Path | None, server: EmbeddedServer | None = None,
-                 config_name: str | None = None) -> None:
-        self.server = server
-        self.repo = repo
-        self.config_name = config_name
-        self.events = EventLog()
-        self.experiments = ExperimentStore(state_dir() / "experiments.sqlite")
+    def __init__(self, endpoint: Endpoint, repo: Path | None, *, config: ConfigService, metrics: MetricsPoller,
+                 load: LoadController, markers: MarkerLog, experiments: ExperimentStore,
+                 server: EmbeddedServer | None = None) -> None:
+        self.endpoint, self.repo, self.server = endpoint, repo, server
+        self.config, self.metrics, self.load = config, metrics, load
+        self.markers, self.experiments = markers, experiments
         self._lock = threading.RLock()
-        self._attach(endpoint)
 
     @classmethod
     def create(cls, environ: dict | None = None) -> "Lab":
-        """Use TRITON_URL's server when set, else start the embedded one."""
+        """Use TRITON_URL's server when set, else start the embedded one; build and wire every part."""
         env = os.environ if environ is None else environ
-        remote = remote_endpoint(env)
-        if remote is not None:
-            repo = env.get("TRITON_MODEL_REPOSITORY")
-            return cls(remote, Path(repo) if repo else None, config_name=env.get("TRITON_MODEL_CONFIG_NAME") or None)
-        repo = Path(env.get("TBL_MODEL_REPOSITORY", MODEL_REPOSITORY))
-        server = EmbeddedServer(ServerOptions(model_repository=repo))
-        return cls(server.start(), repo, server)
+        endpoint = remote_endpoint(env)
+        server = None
+        config_name = None
+        if endpoint is not None:
+            repo = Path(env["TRITON_MODEL_REPOSITORY"]) if env.get("TRITON_MODEL_REPOSITORY") else None
+            config_name = env.get("TRITON_MODEL_CONFIG_NAME") or None
+        else:
+            repo = Path(env.get("TBL_MODEL_REPOSITORY", MODEL_REPOSITORY))
+            server = EmbeddedServer(ServerOptions(model_repository=repo))
+            endpoint = server.start()
+        markers = MarkerLog()
+        metrics = MetricsPoller(endpoint)
+        metrics.start()
+        return cls(
+            endpoint, repo, server=server, markers=markers, metrics=metrics,
+            config=ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name),
+            load=LoadController(endpoint.http_url, held=markers.held),
+            experiments=ExperimentStore(state_dir() / "experiments.sqlite"),
+        )
 
     @property
     def embedded(self) -> bool:
@@ -53,37 +68,85 @@ class Lab:
         return fetch_status(self.endpoint)
 
     def restart(self) -> None:
-        """Restart the embedded server on the same ports; traffic stops, metrics continue."""
+        """Restart the embedded server on the same ports; traffic stops (marked), the metrics history stays."""
         if self.server is None:
             raise RuntimeError("the server is remote (TRITON_URL); restart it where it runs")
         with self._lock:
-            self.load.stop()
-            self.metrics.stop()
-            old = self.endpoint
-            self.server.options = replace(self.server.options, **_ports(old))
-            self.events.add("*", "restart", "server restart")
-            self._attach(self.server.restart())
+            self.stop_traffic("traffic stopped for a server restart")
+            band = self.markers.begin(ALL_MODELS, "restart", "server restart")
+            ok = False
+            try:
+                self.server.options = replace(self.server.options, **_ports(self.endpoint))
+                endpoint = self.server.restart()
+                ok = True
+            finally:
+                self.markers.finish(band, ok=ok, text=None if ok else "server restart failed")
+            if endpoint != self.endpoint:  # same ports asked for; follow the server if it had to move
+                self.endpoint = endpoint
+                self.config.endpoint = endpoint
+                self.load.url = endpoint.http_url
+            self.metrics.retarget(endpoint)
 
     def apply(self, model: str, config, what: str):
-        """Hot-reload a model with a new config, persist it, and mark the change on the charts."""
-        result = self.config.apply(model, config)
-        self.events.add(model, "apply", what, result.diff)
-        return result
+        """Hot-reload a model with a new config, persist it, and mark the reload band on the charts."""
+        return self._reload(model, "apply", what, lambda: self.config.apply(model, config))
 
     def undo(self, model: str):
         """Go back to the model's previous config version."""
-        result = self.config.undo(model)
-        self.events.add(model, "undo", "undo", result.diff)
-        return result
+        return self._reload(model, "undo", "undo", lambda: self.config.undo(model))
 
-    def save_experiment(self, label: str) -> Experiment:
-        """Store the current (or last) traffic run with the config it ran against."""
-        snap = self.load.snapshot(window_s=3600)
-        if snap.spec is None:
+    def start_traffic(self, spec: LoadSpec) -> None:
+        """Start the shared load generator and mark it on every target model's charts."""
+        self.load.start(spec)
+        for model in sorted(load_targets(spec)):
+            self.markers.add(model, "traffic", f"traffic start: {describe_load(spec)}")
+
+    def update_traffic(self, rate: float | None = None, concurrency: int | None = None) -> None:
+        """Change the running load's rate or concurrency, marked."""
+        spec = self.load.snapshot(window_s=0).spec
+        if not self.load.running or spec is None:
+            return
+        self.load.update(rate=rate, concurrency=concurrency)
+        change = f"rate → {rate:g} req/s" if rate is not None else f"concurrency → {concurrency}"
+        for model in sorted(load_targets(spec)):
+            self.markers.add(model, "traffic", f"traffic update: {change}")
+
+    def stop_traffic(self, why: str = "traffic stop") -> None:
+        """Stop the load generator (when running) and mark it."""
+        spec = self.load.snapshot(window_s=0).spec
+        running = self.load.running
+        self.load.stop()
+        if running and spec is not None:
+            for model in sorted(load_targets(spec)):
+                self.markers.add(model, "traffic", why)
+
+    def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
+        """Return the window figures of [t0, t1); client figures only when the traffic targets the model."""
+        spec = self.load.snapshot(window_s=0).spec
+        figures = measure(self.metrics, self.load, model, t0, t1, include_held,
+                          client=spec is not None and model in load_targets(spec))
+        if "all" in figures.client:  # what the clients want to send, late requests included (open loop)
+            figures.client["all"]["target_rps"] = target_rate(spec)
+        return figures
+
+    def impact(self, marker: Marker, model: str, span_s: float = 10.0) -> dict:
+        """Return a model's before/after figures around a change, requests held by its reload left out."""
+        return impact(marker, lambda t0, t1: self.measure(model, t0, t1, include_held=False), span_s)
+
+    def save_experiment(self, label: str, now: float | None = None) -> Experiment:
+        """Store the current (or last) traffic run since the model's last config change."""
+        snap = self.load.snapshot(window_s=0)
+        if snap.spec is None or snap.started_at is None:
             raise ValueError("no traffic has run yet: start traffic, then save it as an experiment")
         model = snap.spec.model
-        rows = self.metrics.snapshot(model=model, window_s=900).timeline
-        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap, rows)
+        now = time.time() if now is None else now
+        change = self.markers.last_change(model)
+        start = max(snap.started_at + snap.spec.warmup_s, change.settled + 1.0 if change else 0.0)
+        end = min(now, snap.started_at + snap.elapsed_s)
+        if end - start < 2.0:
+            raise ValueError("less than 2 s of traffic since the last config change: let it run, then save")
+        figures = self.measure(model, start, end, include_held=False)
+        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap.spec, figures)
         return self.experiments.get(self.experiments.add(exp))
 
     def close(self) -> None:
@@ -93,13 +156,16 @@ class Lab:
         if self.server is not None:
             self.server.stop()
 
-    def _attach(self, endpoint: Endpoint) -> None:
-        self.endpoint = endpoint
-        log = self.server.log_tail if self.server is not None else None
-        self.config = ConfigService(endpoint, self.repo, server_log=log, config_name=self.config_name)
-        self.metrics = MetricsPoller(endpoint)
-        self.metrics.start()
-        self.load = LoadController(url=endpoint.http_url)
+    def _reload(self, model: str, kind: str, what: str, action):
+        self.metrics.poll_once()  # the statistics API restarts at a reload: keep its batch counts up to now
+        band = self.markers.begin(model, kind, what)
+        try:
+            result = action()
+        except Exception as exc:
+            self.markers.finish(band, detail=str(exc), ok=False, text=f"{what} — not applied")
+            raise
+        self.markers.finish(band, detail=result.diff)
+        return result
 
 
 def _ports(endpoint: Endpoint) -> dict:

@@ -30,8 +30,57 @@ class TrafficForm:
     sequence_length: int = 20
 
 
+LIMITS = {  # field: (lowest, highest, what it is) - a typed value outside is refused, never replaced
+    "concurrency": (1, 256, "concurrency"),
+    "rate": (1.0, 5000.0, "rate (req/s)"),
+    "duration_s": (5.0, 3600.0, "stop after (s)"),
+    "timeout_ms": (10.0, 60000.0, "client timeout (ms)"),
+    "sla_ms": (1.0, 10000.0, "SLA (ms)"),
+    "interactive_share": (0.01, 0.99, "interactive share"),
+    "sequences": (0, 64, "concurrent sequences"),
+    "sequence_length": (2, 100, "mean sequence length"),
+}
+
+
+def problems(form: TrafficForm) -> list[str]:
+    """Return what is wrong with a form, one sentence per field (empty when it can start)."""
+    out = []
+    for name, (low, high, what) in LIMITS.items():
+        value = getattr(form, name)
+        if value is None or not low <= value <= high:
+            out.append(f"{what} must be between {low:g} and {high:g}; {value!r} was typed")
+    if form.mode not in ("closed", "open"):
+        out.append(f"load mode must be closed or open, not {form.mode!r}")
+    if form.arrival not in ARRIVALS:
+        out.append(f"arrivals must be one of {', '.join(ARRIVALS)}")
+    return out
+
+
+def form_from_spec(spec: LoadSpec, fallback: TrafficForm) -> TrafficForm:
+    """Return the form that describes a running spec (what the panel starts from while traffic runs)."""
+    if spec.sequences:
+        seq = spec.sequences[0]
+        return TrafficForm(model=seq.model, sequences=seq.count, sequence_length=int(seq.length.n),
+                           duration_s=spec.duration_s or fallback.duration_s,
+                           timeout_ms=seq.timeout_ms or fallback.timeout_ms, sla_ms=seq.sla_ms)
+    first = spec.classes[0]
+    names = tuple(c.name for c in spec.classes)
+    mix = MIXES[1] if names == ("interactive", "batch") else MIXES[0]
+    arrival = spec.arrival.kind.value if spec.arrival.kind.value in ARRIVALS else fallback.arrival
+    return TrafficForm(
+        model=spec.model, mode=spec.mode.value, concurrency=spec.concurrency, rate=spec.rate, arrival=arrival,
+        duration_s=spec.duration_s or fallback.duration_s, mix=mix,
+        interactive_share=first.share if mix == MIXES[1] else fallback.interactive_share,
+        retry=first.retry.kind.value if first.retry.kind.value in RETRIES else "none",
+        timeout_ms=first.timeout_ms or fallback.timeout_ms, sla_ms=first.sla_ms,
+    )
+
+
 def build_spec(form: TrafficForm) -> LoadSpec:
     """Return the LoadSpec for a form; ValueError names what is wrong."""
+    wrong = problems(form)
+    if wrong:
+        raise ValueError("; ".join(wrong))
     retry = RetryPolicy(kind=RetryKind(form.retry), max_attempts=3 if form.retry != "none" else 1)
     if form.sequences > 0:
         seq = SequenceSpec(model=form.model, count=form.sequences, length=LengthSpec(kind="geometric", n=form.sequence_length),
@@ -50,3 +99,20 @@ def build_spec(form: TrafficForm) -> LoadSpec:
         classes = (TrafficClass(name="default", timeout_ms=form.timeout_ms, sla_ms=form.sla_ms, retry=retry),)
     return LoadSpec(mode=Mode(form.mode), concurrency=form.concurrency, rate=form.rate,
                     arrival=ArrivalSpec(kind=form.arrival), duration_s=form.duration_s, model=form.model, classes=classes)
+
+
+def load_targets(spec: LoadSpec | None) -> set[str]:
+    """Return the models a load spec sends to."""
+    if spec is None:
+        return set()
+    return {spec.model, *(c.model or spec.model for c in spec.classes), *(s.model for s in spec.sequences)}
+
+
+def target_rate(spec: LoadSpec | None) -> float | None:
+    """Return the open-loop arrival rate a spec asks for (shared stream plus classes' own), None in closed loop."""
+    if spec is None:
+        return None
+    own = sum(c.rate for c in spec.classes if c.rate)
+    if spec.mode is Mode.OPEN:
+        return spec.rate + own
+    return own or None

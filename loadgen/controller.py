@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from loadgen.records import Record, Subscriber
 from loadgen.run import LoadRun
 from loadgen.spec import LoadSpec
-from loadgen.stats import WindowedStats, stats_for
+from loadgen.stats import Held, WindowedStats, stats_for
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,10 @@ class LoadSnapshot:
 class LoadController:
     """Start, change, stop and watch one load run; safe to call from many threads (never calls Streamlit)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, held: Held | None = None) -> None:
         self.url = url
+        self.held = held  # tells the statistics which requests waited through a config reload
+        self.runs = 0  # how many runs were started: a new number means a new run
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
         self._thread: threading.Thread | None = None
@@ -54,7 +56,8 @@ class LoadController:
         with self._lock:
             if self.running:
                 raise RuntimeError("a load run is already going: stop it first")
-            self._stats = stats = stats_for(spec)
+            self._stats = stats = stats_for(spec, self.held)
+            self.runs += 1
             self._run = LoadRun(spec, self.url, [stats, self._fan_out], on_start=stats.set_start)
             self._spec, self._error = spec, None
             ready = threading.Event()
@@ -107,6 +110,18 @@ class LoadController:
         elapsed = run.elapsed_s()
         timeline = stats.timeline(window_s, now_s=elapsed if running else None)
         return LoadSnapshot(running, elapsed, spec, error, timeline, stats.summary(), run.t0_epoch)
+
+    def window(self, t0: float, t1: float, include_held: bool = True) -> dict:
+        """Return per-class figures of the current (or last) run over the whole seconds inside [t0, t1), epoch s."""
+        with self._lock:
+            run, stats = self._run, self._stats
+        if run is None or stats is None or run.t0_epoch is None:
+            return {}
+        out = stats.window(t0 - run.t0_epoch, t1 - run.t0_epoch, include_held)
+        for row in out.values():
+            first, last = row.pop("span_s")
+            row["span"] = (run.t0_epoch + first, run.t0_epoch + last)
+        return out
 
     def _unsubscribe(self, fn: Subscriber) -> None:
         with self._lock:

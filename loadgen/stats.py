@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 from loadgen.histogram import QUANTILES, Histogram, Samples
 from loadgen.outcome import FAILED, Outcome
@@ -11,18 +12,22 @@ from loadgen.records import Record
 from loadgen.spec import LoadSpec
 
 ALL = "all"
+Held = Callable[[str, float, float], bool]  # (model, sent epoch s, done epoch s) -> was it in flight during a reload
 
 
 class Bucket:
     """Counts and successful latencies of one class over one second (or the whole run)."""
 
-    __slots__ = ("outcomes", "errors", "sent", "requests", "late", "good", "retries", "latencies", "lateness")
+    __slots__ = ("outcomes", "errors", "sent", "requests", "late", "good", "retries", "held", "latencies",
+                 "held_latencies", "lateness", "_samples")
 
     def __init__(self, samples=Samples) -> None:
         self.outcomes: Counter = Counter()
         self.errors: Counter = Counter()
-        self.sent = self.requests = self.late = self.good = self.retries = 0
+        self.sent = self.requests = self.late = self.good = self.retries = self.held = 0
+        self._samples = samples
         self.latencies = samples()  # seconds, successful attempts
+        self.held_latencies = samples()  # seconds, successful attempts that were in flight during a config reload
         self.lateness = samples()  # seconds, first attempts (whole-run totals only)
 
     def count_sent(self, r: Record) -> None:
@@ -31,15 +36,16 @@ class Bucket:
         self.requests += r.attempt == 1
         self.late += r.late
 
-    def count_end(self, r: Record, good: bool) -> None:
-        """Count an attempt's outcome in the second it ended."""
+    def count_end(self, r: Record, good: bool, held: bool = False) -> None:
+        """Count an attempt's outcome in the second it ended; `held`: it was in flight during a config reload."""
         self.outcomes[r.outcome] += 1
         self.good += good
         self.retries += r.attempt > 1
+        self.held += held
         if r.error:
             self.errors[r.error] += 1
         if r.outcome is Outcome.OK:
-            self.latencies.add(r.latency_s)
+            (self.held_latencies if held else self.latencies).add(r.latency_s)
 
     def merge(self, other: Bucket) -> None:
         """Add another bucket's contents to this one."""
@@ -50,21 +56,33 @@ class Bucket:
         self.late += other.late
         self.good += other.good
         self.retries += other.retries
+        self.held += other.held
         self.latencies.merge(other.latencies)
+        self.held_latencies.merge(other.held_latencies)
         self.lateness.merge(other.lateness)
 
-    def row(self, seconds: float) -> dict:
-        """Return counts, rates over `seconds` and latency percentiles in milliseconds."""
+    def row(self, seconds: float, include_held: bool = True) -> dict:
+        """Return counts, rates over `seconds` and latency percentiles in ms with their sample count.
+
+        include_held=False leaves out the latencies of requests that waited through a config reload.
+        """
         o = self.outcomes
+        latencies = self.latencies
+        if include_held and len(self.held_latencies):
+            latencies = self._samples()
+            latencies.merge(self.latencies)
+            latencies.merge(self.held_latencies)
         row = {
             "sent": self.sent, "requests": self.requests, "ok": o[Outcome.OK],
             "failed": sum(o[k] for k in FAILED), "rejected": o[Outcome.REJECTED], "timeouts": o[Outcome.TIMEOUT],
             "errors": o[Outcome.ERROR], "wrong_output": o[Outcome.WRONG_OUTPUT], "cancelled": o[Outcome.CANCELLED],
-            "late": self.late, "retries": self.retries, "errors_by_kind": dict(self.errors),
+            "late": self.late, "retries": self.retries, "held": self.held, "errors_by_kind": dict(self.errors),
             "throughput_rps": o[Outcome.OK] / seconds if seconds > 0 else 0.0,
             "goodput_rps": self.good / seconds if seconds > 0 else 0.0,
+            "offered_rps": self.sent / seconds if seconds > 0 else 0.0,
+            "latency_n": len(latencies),
         }
-        row.update(percentiles_ms(self.latencies))
+        row.update(percentiles_ms(latencies))
         return row
 
 
@@ -75,18 +93,19 @@ def percentiles_ms(samples: Samples | Histogram) -> dict:
     return {f"p{q}_ms": v * 1000.0 for q, v in zip(QUANTILES, samples.quantiles_s())}
 
 
-def stats_for(spec: LoadSpec) -> WindowedStats:
-    """Return statistics that know the spec's SLAs and warm-up."""
+def stats_for(spec: LoadSpec, held: Held | None = None) -> WindowedStats:
+    """Return statistics that know the spec's SLAs and warm-up (and, optionally, when reloads held requests)."""
     slas = {c.name: c.sla_ms / 1000.0 for c in spec.classes} | {s.name: s.sla_ms / 1000.0 for s in spec.sequences}
-    return WindowedStats(slas, spec.warmup_s)
+    return WindowedStats(slas, spec.warmup_s, held=held)
 
 
 class WindowedStats:
     """Subscriber that keeps per-second buckets per class and run totals after the warm-up."""
 
     def __init__(self, slas_s: dict[str, float] | None = None, warmup_s: float = 0.0, t0_epoch: float = 0.0,
-                 retention_s: int = 900) -> None:
+                 retention_s: int = 900, held: Held | None = None) -> None:
         self.slas_s = dict(slas_s or {})
+        self.held = held
         self.warmup_s, self.t0_epoch, self.retention_s = warmup_s, t0_epoch, retention_s
         self.seconds: dict[int, dict[str, Bucket]] = defaultdict(lambda: defaultdict(Bucket))
         self.totals: dict[str, Bucket] = defaultdict(lambda: Bucket(Histogram))
@@ -109,8 +128,9 @@ class WindowedStats:
         self.end_s = max(self.end_s, done)
         # Goodput: answered right, within the SLA counted from the request's slot (lateness included).
         good = r.outcome is Outcome.OK and r.latency_s + r.lateness_s <= self.slas_s.get(r.cls, math.inf)
+        held = self.held is not None and self.held(r.model, self.t0_epoch + r.sent_s, self.t0_epoch + done)
         self.seconds[int(r.sent_s)][r.cls].count_sent(r)
-        self.seconds[int(done)][r.cls].count_end(r, good)
+        self.seconds[int(done)][r.cls].count_end(r, good, held)
         if r.sent_s >= self.warmup_s:
             total = self.totals[r.cls]
             total.count_sent(r)
@@ -139,6 +159,29 @@ class WindowedStats:
                 if classes:
                     rows.append({"t": self.t0_epoch + second, "cls": ALL, **merged.row(1.0)})
             return rows
+
+    def window(self, t0_s: float, t1_s: float, include_held: bool = True) -> dict:
+        """Return per-class (and 'all') figures over the whole seconds inside [t0_s, t1_s), run-relative.
+
+        Latency percentiles come from every sample of those seconds merged: the window's true percentiles.
+        Each row also says how many `seconds` it covers and its `span_s` (first, end).
+        """
+        first, last = max(0, math.ceil(t0_s)), math.floor(t1_s)
+        with self.lock:
+            merged: dict[str, Bucket] = defaultdict(Bucket)
+            for second in range(first, last):
+                for cls, bucket in self.seconds.get(second, {}).items():
+                    merged[cls].merge(bucket)
+        seconds = max(0, last - first)
+        everything = Bucket()
+        out = {}
+        for cls, bucket in sorted(merged.items()):
+            everything.merge(bucket)
+            out[cls] = bucket.row(seconds, include_held)
+        out[ALL] = everything.row(seconds, include_held)
+        for row in out.values():
+            row.update(seconds=seconds, span_s=(first, max(first, last)))
+        return out
 
     def summary(self) -> dict:
         """Return run totals per class and for 'all': counts, errors by kind, rates, percentiles, lateness."""

@@ -5,4 +5,4 @@ from app.ui.diagnosis import diagnosis_panel
 from app.ui.page import concept_page
 
 concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
-             TrafficForm(model="gpu_sim", mode="open", rate=300, arrival="bursty"), panel=diagnosis_panel)
+             TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"), panel=diagnosis_panel)

@@ -1,21 +1,27 @@
 """Experiments: save measured runs, compare two configurations side by side."""
 import difflib
+import time
 
 import pandas as pd
 import streamlit as st
 
 from app.experiments.compare import compare
+from app.metrics.catalog import fmt, label
 from app.ui.layout import lab_or_stop
+from app.ui.traffic import traffic_status
 
 lab = lab_or_stop()
 st.title("Experiments")
 st.markdown("Save the traffic run you just measured together with the config it ran against; pick two runs to "
-            "compare them side by side. Client percentiles are the authority for p99; server columns are means over the run.")
+            "compare them side by side. A run covers the time since its model's last config change (reload bands "
+            "left out); client percentiles merge every request of that window, server figures are counter "
+            "differences over it.")
+traffic_status(lab, lab.load.running)
 c1, c2 = st.columns([3, 1])
-label = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances", key="exp:label")
+name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances", key="exp:label")
 if c2.button("Save current run", type="primary", key="exp:save", width="stretch"):
     try:
-        saved = lab.save_experiment(label)
+        saved = lab.save_experiment(name)
     except ValueError as exc:
         st.error(str(exc))
     else:
@@ -24,10 +30,20 @@ runs = lab.experiments.list()
 if not runs:
     st.info("No experiments yet.")
     st.stop()
+
+
+def _window(e) -> str:
+    if e.started_at is None or e.ended_at is None:
+        return "—"
+    return f"{time.strftime('%H:%M:%S', time.localtime(e.started_at))} + {e.ended_at - e.started_at:,.0f} s"
+
+
 table = pd.DataFrame([{
-    "id": e.id, "label": e.label, "model": e.model,
-    "p99 ms": (e.client.get("all") or {}).get("p99_ms"), "throughput": (e.client.get("all") or {}).get("throughput_rps"),
-    "avg batch": e.server.get("avg_batch"),
+    "id": e.id, "label": e.label, "model": e.model, "window": _window(e),
+    label("p99_ms"): fmt("p99_ms", (e.client.get("all") or {}).get("p99_ms"), unit=False),
+    "n": (e.client.get("all") or {}).get("latency_n"),
+    label("throughput_rps"): fmt("throughput_rps", (e.client.get("all") or {}).get("throughput_rps"), unit=False),
+    label("avg_batch"): fmt("avg_batch", e.server.get("avg_batch"), unit=False),
 } for e in runs])
 st.dataframe(table, hide_index=True, width="stretch")
 ids = [e.id for e in runs]

@@ -5,10 +5,13 @@ from app.ui import concepts
 from app.ui.layout import header, lab_or_stop
 from app.ui.state import viewer_mode
 from app.ui.status import server_panel
+from app.ui.traffic import traffic_status
 
 lab = lab_or_stop()
 header("Triton Batching Lab", concepts.OVERVIEW, expanded=True)
 server_panel(lab, allow_restart=not viewer_mode())
+st.subheader("Traffic")
+traffic_status(lab, lab.load.running)
 st.subheader("Where to start")
 st.markdown("""
 1. **Latency breakdown & diagnosis** — start traffic and read whether p99 is waiting or compute.

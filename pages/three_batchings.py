@@ -6,6 +6,7 @@ from app.fit import check
 from app.ui import concepts
 from app.ui.layout import header, lab_or_stop
 from app.ui.live import live_view
+from app.ui.traffic import traffic_status
 
 lab = lab_or_stop()
 header("The three batchings", concepts.THREE, expanded=True)
@@ -25,5 +26,6 @@ st.markdown(
     "switch back (or Undo) and it stops. In-flight batching needs an LLM backend (TensorRT-LLM, vLLM) on a GPU "
     "server; the embedded CPU server has none, so this lab shows it only as a concept."
 )
+traffic_status(lab, lab.load.running)
 model = st.selectbox("Live view of", [r["model"] for r in rows] or ["gpu_sim"], key="three:model")
 live_view(lab, model, "three")

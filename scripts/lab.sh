@@ -27,7 +27,7 @@ ensure_test_packages() {
     echo "installing Debian ${missing[*]} for the tests..."
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "note: missing ${missing[*]} (apt-get install ${missing[*]}); those tests will be skipped" >&2
+    echo "note: missing ${missing[*]} (apt-get install ${missing[*]}); those tests will be skipped (and fail with CI=true)" >&2
   fi
 }
 

@@ -27,6 +27,28 @@ class TritonFixture:
     def url(self) -> str:
         return self.endpoint.http_url
 
+    def counts(self) -> dict:
+        """Return every model's (requests answered or failed, pending) from /metrics."""
+        from app.metrics.scrape import fetch_text, parse_metrics  # noqa: PLC0415
+
+        scrape = parse_metrics(fetch_text(self.endpoint.metrics_url), 0.0)
+        return {name: (v.counters.get("nv_inference_request_success", 0.0) + sum(v.failures.values()), v.pending)
+                for name, v in scrape.models.items()}
+
+    def wait_idle(self, timeout_s: float = 60.0) -> None:
+        """Wait until no request is pending and no count moves for half a second (a test's stragglers are done)."""
+        import time  # noqa: PLC0415
+
+        deadline = time.monotonic() + timeout_s
+        last = self.counts()
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            now = self.counts()
+            if now == last and all(not pending for _, pending in now.values()):
+                return
+            last = now
+        pytest.fail(f"the server did not go idle within {timeout_s:.0f} s: {last}")
+
     def restore(self, model: str) -> None:
         """Put a model's pristine config.pbtxt back and reload it from the file."""
         import tritonclient.http as http  # noqa: PLC0415
@@ -60,3 +82,11 @@ def restore_model(triton):
     yield touched.append
     for model in touched:
         triton.restore(model)
+
+
+@pytest.fixture(autouse=True)
+def _server_idle_after(request):
+    """After a test that used the server, wait for its last requests: the next test's counts start clean."""
+    yield
+    if "triton" in request.fixturenames:
+        request.getfixturevalue("triton").wait_idle()

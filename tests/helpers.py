@@ -1,8 +1,8 @@
-"""Small test-side clients: a threaded closed-loop load and a config reload by protobuf."""
+"""Small test-side helpers: a config reload by protobuf, a gpu_sim input, polling for a condition."""
 from __future__ import annotations
 
 import json
-import threading
+import os
 import time
 from pathlib import Path
 
@@ -30,32 +30,6 @@ def gpu_sim_input(rows: int = 1) -> http.InferInput:
     return inp
 
 
-def closed_loop(host_port: str, model: str, concurrency: int, duration_s: float) -> tuple[int, int]:
-    """Run `concurrency` threads sending gpu_sim requests back to back; return (ok, failed)."""
-    counts = {"ok": 0, "failed": 0}
-    lock = threading.Lock()
-    stop = time.monotonic() + duration_s
-
-    def worker() -> None:
-        client = http.InferenceServerClient(host_port)
-        inp = gpu_sim_input()
-        while time.monotonic() < stop:
-            try:
-                client.infer(model, [inp])
-                key = "ok"
-            except Exception:  # noqa: BLE001 - counted, the test asserts on it
-                key = "failed"
-            with lock:
-                counts[key] += 1
-
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return counts["ok"], counts["failed"]
-
-
 def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
     """Return condition()'s first truthy value, polling; fail after timeout_s naming what and the last value."""
     import pytest  # noqa: PLC0415 - only the tests import this module
@@ -68,3 +42,15 @@ def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
             return last
         time.sleep(0.25)
     pytest.fail(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")
+
+
+def require_tool(path: str, package: str) -> None:
+    """Skip when a Debian tool is missing; with CI=true a missing tool fails instead (CI installs them)."""
+    import pytest  # noqa: PLC0415
+
+    if os.path.exists(path):
+        return
+    message = f"{path} is not installed: these tests need Debian's {package} (apt-get install {package})"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)

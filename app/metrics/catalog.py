@@ -1,92 +1,155 @@
-"""One table of metric metadata that drives charts, comparisons and the timeline's row keys."""
+"""The one table of metrics: every label, unit, direction, source and display format comes from here."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 INTERVAL = "scrape interval"
 INSTANT = "instant"
 SUMMARY_WINDOW = "60 s sliding window (server summary)"
+SERVER, CLIENT = "server", "client"
+MIN_SAMPLES = 100  # fewer successful requests than this in a window: its percentiles are marked "few samples"
 
 
 @dataclass(frozen=True)
 class Metric:
-    """What a timeline column means: unit, chart label, which way is better, where it comes from."""
+    """What a figure means: unit, label, which way is better, where it comes from, how to show it."""
 
     key: str
     unit: str
     label: str
     lower_is_better: bool | None  # None: neither direction is better (utilization, executions)
     description: str
-    source: str
+    origin: str  # the Prometheus series (server) or the load generator's field (client)
     window: str = INTERVAL
+    side: str = SERVER
+    scale: float = 1.0  # shown value = value * scale, in display_unit
+    display_unit: str | None = None
+    digits: int = 1
+
+    @property
+    def shown_unit(self) -> str:
+        """Return the unit the value is shown in."""
+        return self.display_unit or self.unit
+
+    @property
+    def percentile(self) -> bool:
+        """Return True for a latency percentile (needs enough samples to mean something)."""
+        return self.key[0] == "p" and self.key[1:3].isdigit()
 
 
 _D = "nv_inference_{}_duration_us"
 _S = "nv_inference_{}_summary_us"
-METRICS: tuple[Metric, ...] = (
-    Metric("infer_rps", "inf/s", "Throughput", False,
-           "Inferences per second; a request of batch 4 counts 4.", "nv_inference_count"),
-    Metric("request_rps", "req/s", "Successful requests/s", False,
-           "Successful requests per second.", "nv_inference_request_success"),
-    Metric("exec_rps", "exec/s", "Executions/s", None,
-           "Model executions (batches) per second.", "nv_inference_exec_count"),
-    Metric("fail_rps", "req/s", "Failed requests/s", True,
+
+
+def _server_quantile(key: str, label: str, summary: str) -> Metric:
+    return Metric(key, "µs", label, True, f"{label} over the server's sliding window.", _S.format(summary),
+                  SUMMARY_WINDOW, scale=1e-3, display_unit="ms", digits=2)
+
+
+def _us(key: str, label: str, description: str, origin: str) -> Metric:
+    return Metric(key, "µs", label, True, description, origin, scale=1e-3, display_unit="ms", digits=2)
+
+
+SERVER_METRICS: tuple[Metric, ...] = (
+    Metric("infer_rps", "infer/s", "server infer/s", False,
+           "Inferences per second; a request of batch 4 counts 4.", "nv_inference_count", digits=0),
+    Metric("request_rps", "req/s", "server ok req/s", False,
+           "Successful requests per second.", "nv_inference_request_success", digits=0),
+    Metric("exec_rps", "exec/s", "executions/s", None,
+           "Model executions (batches) per second.", "nv_inference_exec_count", digits=0),
+    Metric("fail_rps", "req/s", "server failed req/s", True,
            "Failed requests per second, all reasons.", "nv_inference_request_failure"),
-    Metric("fail_by_reason", "req/s", "Failures by reason", True,
+    Metric("fail_by_reason", "req/s", "failures by reason", True,
            "Failed requests per second per reason: REJECTED, CANCELED, BACKEND, OTHER.",
            "nv_inference_request_failure"),
-    Metric("avg_batch", "inferences", "Average batch size", False,
-           "Inferences per execution.", "nv_inference_count / nv_inference_exec_count"),
-    Metric("queue_us", "µs", "Queue wait", True,
-           "Average wait of a successful request in the scheduler queue, batching delay included.", _D.format("queue")),
-    Metric("compute_input_us", "µs", "Compute input", True,
-           "Average time per request preparing inputs.", _D.format("compute_input")),
-    Metric("compute_infer_us", "µs", "Compute infer", True,
-           "Average time per request executing the model.", _D.format("compute_infer")),
-    Metric("compute_output_us", "µs", "Compute output", True,
-           "Average time per request handling outputs.", _D.format("compute_output")),
-    Metric("request_us", "µs", "Server request time", True,
-           "Average time of a successful request inside the server.", _D.format("request")),
-    Metric("pending", "requests", "Pending requests", True,
+    Metric("avg_batch", "inferences", "average batch size", False,
+           "Inferences per execution.", "nv_inference_count / nv_inference_exec_count", digits=2),
+    _us("queue_us", "queue + batching wait", "Average wait of a successful request in the scheduler queue, "
+        "batching delay included.", _D.format("queue")),
+    _us("compute_input_us", "compute input", "Average time per request preparing inputs.",
+        _D.format("compute_input")),
+    _us("compute_infer_us", "compute infer", "Average time per request executing the model.",
+        _D.format("compute_infer")),
+    _us("compute_output_us", "compute output", "Average time per request handling outputs.",
+        _D.format("compute_output")),
+    _us("compute_us", "compute", "Average compute time per request: input + infer + output.",
+        "nv_inference_compute_{input,infer,output}_duration_us"),
+    _us("request_us", "server request time", "Average time of a successful request inside the server.",
+        _D.format("request")),
+    Metric("pending", "requests", "pending requests", True,
            "Requests waiting for execution when scraped (queue depth).", "nv_inference_pending_request_count", INSTANT),
-    Metric("p50_us", "µs", "Server p50", True, "Median server request time.", _S.format("request"), SUMMARY_WINDOW),
-    Metric("p90_us", "µs", "Server p90", True, "90th percentile server request time.", _S.format("request"),
-           SUMMARY_WINDOW),
-    Metric("p95_us", "µs", "Server p95", True, "95th percentile server request time.", _S.format("request"),
-           SUMMARY_WINDOW),
-    Metric("p99_us", "µs", "Server p99", True, "99th percentile server request time.", _S.format("request"),
-           SUMMARY_WINDOW),
-    Metric("queue_p99_us", "µs", "Queue wait p99", True, "99th percentile queue wait.", _S.format("queue"),
-           SUMMARY_WINDOW),
-    Metric("compute_infer_p99_us", "µs", "Compute infer p99", True, "99th percentile compute infer time.",
-           _S.format("compute_infer"), SUMMARY_WINDOW),
+    _server_quantile("p50_us", "server p50 (60 s)", "request"),
+    _server_quantile("p90_us", "server p90 (60 s)", "request"),
+    _server_quantile("p95_us", "server p95 (60 s)", "request"),
+    _server_quantile("p99_us", "server p99 (60 s)", "request"),
+    _server_quantile("queue_p99_us", "server queue p99 (60 s)", "queue"),
+    _server_quantile("compute_infer_p99_us", "server infer p99 (60 s)", "compute_infer"),
     Metric("cpu_util", "fraction", "CPU utilization", None, "Host CPU utilization, 0 to 1.", "nv_cpu_utilization",
-           INSTANT),
+           INSTANT, scale=100, display_unit="%", digits=0),
     Metric("gpu_util", "fraction", "GPU utilization", None,
            "Mean utilization over GPUs, 0 to 1; None when the server exports no GPU metrics.", "nv_gpu_utilization",
-           INSTANT),
+           INSTANT, scale=100, display_unit="%", digits=0),
     Metric("gpu_mem_bytes", "bytes", "GPU memory used", True,
-           "GPU memory used, summed over GPUs; None without GPU metrics.", "nv_gpu_memory_used_bytes", INSTANT),
+           "GPU memory used, summed over GPUs; None without GPU metrics.", "nv_gpu_memory_used_bytes", INSTANT,
+           scale=1e-9, display_unit="GB", digits=2),
     Metric("gpu_mem_total_bytes", "bytes", "GPU memory total", None,
-           "GPU memory, summed over GPUs; None without GPU metrics.", "nv_gpu_memory_total_bytes", INSTANT),
-    Metric("infer_count", "inferences", "Inferences", False, "Inferences in the interval.", "nv_inference_count"),
-    Metric("request_count", "requests", "Successful requests", False, "Successful requests in the interval.",
-           "nv_inference_request_success"),
-    Metric("exec_count", "executions", "Executions", None, "Executions in the interval.", "nv_inference_exec_count"),
-    Metric("fail_count", "requests", "Failed requests", True, "Failed requests in the interval.",
-           "nv_inference_request_failure"),
+           "GPU memory, summed over GPUs; None without GPU metrics.", "nv_gpu_memory_total_bytes", INSTANT,
+           scale=1e-9, display_unit="GB", digits=2),
+    Metric("infer_count", "inferences", "inferences", False, "Inferences in the interval.", "nv_inference_count",
+           digits=0),
+    Metric("request_count", "requests", "successful requests", False, "Successful requests in the interval.",
+           "nv_inference_request_success", digits=0),
+    Metric("exec_count", "executions", "executions", None, "Executions in the interval.", "nv_inference_exec_count",
+           digits=0),
+    Metric("fail_count", "requests", "failed requests", True, "Failed requests in the interval.",
+           "nv_inference_request_failure", digits=0),
 )
+
+
+def _client(key: str, unit: str, label: str, lower: bool | None, description: str, digits: int = 1) -> Metric:
+    return Metric(key, unit, label, lower, description, f"load generator: {key}", INTERVAL, CLIENT, digits=digits)
+
+
+CLIENT_METRICS: tuple[Metric, ...] = (
+    _client("throughput_rps", "req/s", "client ok/s", False, "Successful answers per second seen by the clients.", 0),
+    _client("goodput_rps", "req/s", "goodput/s (within SLA)", False,
+            "Answers per second that were right and within the class's SLA, counted from the request's slot.", 0),
+    _client("offered_rps", "req/s", "offered attempts/s", None, "Attempts sent per second, retries included.", 0),
+    _client("p50_ms", "ms", "client p50", True, "Median latency of successful requests (client side).", 2),
+    _client("p90_ms", "ms", "client p90", True, "90th percentile latency of successful requests.", 2),
+    _client("p95_ms", "ms", "client p95", True, "95th percentile latency of successful requests.", 2),
+    _client("p99_ms", "ms", "client p99", True, "99th percentile latency of successful requests (the authority).", 2),
+    _client("mean_ms", "ms", "client mean", True, "Mean latency of successful requests.", 2),
+    _client("ok", "requests", "ok", False, "Successful answers.", 0),
+    _client("rejected", "requests", "rejected", True, "Requests the server's queue policy rejected.", 0),
+    _client("timeouts", "requests", "client timeouts", True, "Requests the client gave up on.", 0),
+    _client("errors", "requests", "errors", True, "Other failed requests.", 0),
+    _client("wrong_output", "requests", "wrong outputs", True, "Answers that failed the output check.", 0),
+    _client("late", "requests", "late sends", True, "Open loop: requests sent later than their slot allows.", 0),
+    _client("held", "requests", "held by a reload", None,
+            "Requests in flight while a config reload was under way: counted, left out of before/after comparisons.",
+            0),
+)
+
+METRICS: tuple[Metric, ...] = SERVER_METRICS + CLIENT_METRICS
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
 BREAKDOWN: tuple[str, ...] = ("queue_us", "compute_input_us", "compute_infer_us", "compute_output_us")
-ROW_KEYS: tuple[str, ...] = ("t", "interval_s", "up", "error", "reset", *BY_KEY)
+ROW_KEYS: tuple[str, ...] = ("t", "interval_s", "up", "error", "reset", "delta", *(m.key for m in SERVER_METRICS))
 
 
 def metric(key: str) -> Metric:
-    """Return the metadata of a timeline column, or raise KeyError naming the known keys."""
+    """Return the metadata of a figure, or raise KeyError naming the known keys."""
     try:
         return BY_KEY[key]
     except KeyError:
         raise KeyError(f"unknown metric {key!r}; known: {', '.join(BY_KEY)}") from None
+
+
+def label(key: str, with_unit: bool = True) -> str:
+    """Return the figure's label, with its display unit in brackets."""
+    m = metric(key)
+    return f"{m.label} ({m.shown_unit})" if with_unit else m.label
 
 
 def better(key: str, a: float, b: float) -> bool:
@@ -95,3 +158,20 @@ def better(key: str, a: float, b: float) -> bool:
     if lower is None:
         return False
     return a < b if lower else a > b
+
+
+def shown(key: str, value) -> float | None:
+    """Return the value in its display unit (None stays None)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value * metric(key).scale
+
+
+def fmt(key: str, value, unit: bool = True) -> str:
+    """Return the value at the metric's precision with thousands separators and its unit ('—' when absent)."""
+    value = shown(key, value)
+    if value is None:
+        return "—"
+    m = metric(key)
+    text = f"{value:,.{m.digits}f}"
+    return f"{text} {m.shown_unit}" if unit and m.shown_unit not in ("requests", "inferences", "executions") else text

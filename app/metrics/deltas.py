@@ -1,16 +1,10 @@
-"""Rates and per-request averages from two scrapes, robust to the counter reset a model reload causes."""
+"""One timeline row per scrape interval: counter differences robust to the reset a model reload causes."""
 from __future__ import annotations
 
 from app.metrics.catalog import ROW_KEYS
 from app.metrics.scrape import ModelValues, Scrape
+from app.metrics.window import CounterDelta, server_figures
 
-_AVERAGES = {
-    "queue_us": "nv_inference_queue_duration_us",
-    "compute_input_us": "nv_inference_compute_input_duration_us",
-    "compute_infer_us": "nv_inference_compute_infer_duration_us",
-    "compute_output_us": "nv_inference_compute_output_duration_us",
-    "request_us": "nv_inference_request_duration_us",
-}
 _QUANTILES = {
     "p50_us": ("nv_inference_request_summary_us", 0.5),
     "p90_us": ("nv_inference_request_summary_us", 0.9),
@@ -65,14 +59,6 @@ def model_row(prev: Scrape | None, cur: Scrape, model: str) -> dict:
         return row
     # A model missing from the previous scrape was just loaded: its counters started at zero.
     counters, failures, reset = counter_deltas(prev.models.get(model, ModelValues()), values)
-    success = counters.get("nv_inference_request_success", 0.0)
-    infer = counters.get("nv_inference_count", 0.0)
-    execs = counters.get("nv_inference_exec_count", 0.0)
-    fails = sum(failures.values())
-    row.update(interval_s=dt, reset=reset, infer_count=infer, request_count=success, exec_count=execs,
-               fail_count=fails, infer_rps=infer / dt, request_rps=success / dt, exec_rps=execs / dt,
-               fail_rps=fails / dt, fail_by_reason={k: v / dt for k, v in failures.items()},
-               avg_batch=infer / execs if execs else None)
-    for key, counter in _AVERAGES.items():
-        row[key] = counters.get(counter, 0.0) / success if success else None
+    delta = CounterDelta(dt, counters, failures)
+    row.update(server_figures(delta), interval_s=dt, reset=reset, delta=delta)
     return row

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from app.metrics.deltas import empty_row, model_row
 from app.metrics.scrape import Scrape, fetch_text, parse_metrics
 from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
+from app.metrics.window import server_window
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,27 @@ class MetricsPoller:
         return MetricsSnapshot(model, window_s, bool(last and last.up),
                                last.error if last else "waiting for the first scrape",
                                timeline, hist, timeline[-1] if timeline else None, tuple(known), per_item)
+
+    def window(self, model: str, t0: float, t1: float) -> dict:
+        """Return one model's server figures over [t0, t1) from counter differences, with its batch sizes.
+
+        Adds `batch_hist` and `per_item_us_by_batch` (statistics API differences), `up` (every poll in
+        the window answered) and `down_s` (seconds the window was without an answer).
+        """
+        with self._lock:
+            samples = [s for s in self._history if t0 < s.t <= t1]
+        out = server_window([self._row(s, model) for s in samples], t0, t1)
+        out["batch_hist"] = merge_hist(s.batches.get(model, {}) for s in samples)
+        out["per_item_us_by_batch"] = per_item_us(s.batch_times.get(model, {}) for s in samples)
+        out["up"] = bool(samples) and all(s.up for s in samples)
+        out["down_s"] = self.interval_s * sum(1 for s in samples if not s.up)
+        return out
+
+    def retarget(self, endpoint) -> None:
+        """Scrape another endpoint from the next poll on (after a restart); the history stays."""
+        with self._poll_lock:
+            self.endpoint = endpoint
+            self._prev = self._prev_stats = None
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -8,10 +8,12 @@ import streamlit as st
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.read import settings_of
-from app.diagnosis import Finding, diagnose
+from app.diagnosis import Finding, diagnose, where_time_goes
 from app.diagnosis_window import window_from
 from app.knobs import apply_knobs, describe
 from app.lab import Lab
+from app.metrics.catalog import fmt
+from app.ui.live import p99_text
 from app.ui.state import viewer_mode
 
 SPAN_S = 20
@@ -25,25 +27,32 @@ def diagnosis_panel(lab: Lab, model: str) -> None:
 @st.fragment(run_every=2.0)
 def _panel(lab: Lab, model: str) -> None:
     st.subheader(f"Diagnosis — last {SPAN_S} s")
+    applied = st.session_state.pop(f"diagnosis:{model}:applied", None)
+    if applied:
+        st.success(f"Applied: {applied}. The knobs above show what now serves; the window restarts after the reload.")
     try:
         settings = settings_of(lab.config.current(model))
     except ConfigError as exc:
         st.error(str(exc))
         return
-    msnap = lab.metrics.snapshot(model=model, window_s=SPAN_S)
-    since = time.time() - SPAN_S
-    lrows = [r for r in lab.load.snapshot(window_s=SPAN_S).timeline if r["t"] >= since]
-    window = window_from(msnap.timeline, lrows, msnap.per_item_us_by_batch, settings)
+    now = time.time()
+    change = lab.markers.last_change(model)
+    t0 = max(now - SPAN_S, change.settled + 1.0 if change and change.end is not None else 0.0)
+    figures = lab.measure(model, t0, now, include_held=False)
+    window = window_from(figures, settings)
     if not window.infer_rps:
         st.info("No traffic in the window: start traffic to diagnose.")
         return
-    share = (window.queue_us or 0) / window.request_us if window.request_us else None
+    if figures.seconds < SPAN_S - 1:
+        st.caption(f"The window starts {t0 - (now - SPAN_S):.0f} s late: only time since the last config change counts.")
     st.markdown(
-        f"p50 **{_f(window.p50_ms)} ms**, p99 **{_f(window.p99_ms)} ms** (client) · server time per request: "
-        f"queue/batching wait **{_f((window.queue_us or 0) / 1000)} ms**, compute **{_f((window.compute_us or 0) / 1000)} ms**"
-        + (f" → the tail is mostly **{'waiting' if share > 0.5 else 'compute'}** ({share:.0%} waiting)" if share is not None else "")
+        f"client p50 **{fmt('p50_ms', window.p50_ms)}**, p99 **{p99_text(figures)}** · server time per request: "
+        f"queue/batching wait **{fmt('queue_us', window.queue_us)}**, compute **{fmt('compute_us', window.compute_us)}**"
+        + (f" → {where_time_goes(window)}" if where_time_goes(window) else "")
     )
     findings = diagnose(window)
+    if not window.tail_trusted and window.p99_ms is not None:
+        st.caption("Too few requests in the window to judge the tail (pattern A): it needs more samples.")
     if not findings:
         st.success("No field-guide pattern in this window.")
     for finding in findings:
@@ -62,8 +71,5 @@ def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
                 except ConfigError as exc:
                     st.error(f"Not applied — the previous config keeps serving.\n\n{exc}")
                 else:
-                    st.success(result.message)
-
-
-def _f(value) -> str:
-    return "—" if value is None else f"{value:.1f}"
+                    st.session_state[f"diagnosis:{model}:applied"] = result.message
+                    st.rerun(scope="app")  # the page's knobs redraw from what now serves

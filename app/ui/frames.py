@@ -1,29 +1,26 @@
-"""Turn timeline rows (metrics poller, load generator, events) into long-form DataFrames for charts."""
+"""Turn timeline rows (metrics poller, load generator, markers) into long-form DataFrames for charts."""
 from __future__ import annotations
+
+import time
 
 import pandas as pd
 
-from app.events import Event
-
-BREAKDOWN = (
-    ("queue_us", "queue + batching wait"),
-    ("compute_input_us", "compute input"),
-    ("compute_infer_us", "compute infer"),
-    ("compute_output_us", "compute output"),
-)
+from app.markers import Marker
+from app.metrics.catalog import label, shown
 
 
 def _time(t: float) -> pd.Timestamp:
     return pd.Timestamp(t, unit="s", tz="UTC")
 
 
-def series(rows: list[dict], columns: dict[str, str], scale: float = 1.0) -> pd.DataFrame:
-    """Return a long frame (time, series, value) of the given row keys renamed to series labels."""
+def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "") -> pd.DataFrame:
+    """Return a long frame (time, series, value, n) of catalog figures, labelled and scaled by the catalog."""
     records = [
-        {"time": _time(r["t"]), "series": label, "value": r[key] * scale}
-        for r in rows for key, label in columns.items() if r.get(key) is not None
+        {"time": _time(r["t"]), "series": prefix + label(key, with_unit=False), "value": shown(key, r[key]),
+         "n": r.get("latency_n")}
+        for r in rows for key in keys if r.get(key) is not None
     ]
-    return pd.DataFrame(records, columns=["time", "series", "value"])
+    return pd.DataFrame(records, columns=["time", "series", "value", "n"])
 
 
 def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
@@ -39,11 +36,13 @@ def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
     return sorted(merged.values(), key=lambda r: r["t"])
 
 
-def events_frame(events: list[Event]) -> pd.DataFrame:
-    """Return a frame of event markers, numbered as in the markers table (the full text is the tooltip)."""
+def markers_frame(markers: list[Marker], now: float | None = None) -> pd.DataFrame:
+    """Return a frame of markers with their stable ids; a band runs from t to end (or now while under way)."""
+    now = time.time() if now is None else now
     return pd.DataFrame(
-        [{"time": _time(e.t), "n": str(i), "label": e.text, "kind": e.kind} for i, e in enumerate(events, 1)],
-        columns=["time", "n", "label", "kind"],
+        [{"time": _time(m.t), "end": _time(m.end if m.end is not None else now) if m.band else None,
+          "n": str(m.id), "label": m.text, "kind": m.kind} for m in markers],
+        columns=["time", "end", "n", "label", "kind"],
     )
 
 

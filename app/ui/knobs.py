@@ -7,9 +7,8 @@ import streamlit as st
 
 from app.config.settings import (DynamicBatching, InstanceGroup, Kind, ModelSettings, QueuePolicy, SequenceBatching,
                                  Strategy, TimeoutAction)
+from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 
-DELAYS_US = (0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
-SIZES = (1, 2, 4, 8, 16, 32, 64)
 COST_PARAMS = {
     "launch_overhead_us": "launch overhead (µs per execution)",
     "copy_us_per_kib": "host↔device copy (µs per KiB)",
@@ -22,7 +21,7 @@ COST_PARAMS = {
 def instances(s: ModelSettings, key: str) -> ModelSettings:
     """Instance count and kind; the simulated device's costs for gpu_sim."""
     group = s.instance_groups[0] if s.instance_groups else InstanceGroup()
-    count = st.slider("Instances (instance_group.count)", 1, 8, group.count, key=f"{key}:count")
+    count = st.slider("Instances (instance_group.count)", 1, max(MAX_INSTANCES, group.count), group.count, key=f"{key}:count")
     kinds = [Kind.CPU.value, Kind.GPU.value]
     kind = st.radio("Kind", kinds, index=kinds.index(group.kind.value) if group.kind.value in kinds else 0,
                     horizontal=True, key=f"{key}:kind", help="KIND_GPU needs a GPU server (compose.yaml)")

@@ -1,4 +1,4 @@
-"""The live view: charts of the last minutes, refreshed every second inside a fragment."""
+"""The live view: window tiles, per-second charts and the change markers, refreshed every second."""
 from __future__ import annotations
 
 import time
@@ -6,101 +6,108 @@ import time
 import pandas as pd
 import streamlit as st
 
-from app.events import impact
+from app.figures import IMPACT_KEYS, WindowFigures
 from app.lab import Lab
+from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
+from app.traffic import load_targets
 from app.ui import charts
 
-WINDOW_S = 180
+TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
 
 
 def live_view(lab: Lab, model: str, key: str, per_class: bool = False) -> None:
-    """Draw the live charts for one model; they refresh every second."""
-    window = st.segmented_control("Window", ["1 min", "3 min", "10 min"], default="3 min", key=f"{key}:window") or "3 min"
+    """Draw the live tiles and charts for one model; they refresh every second."""
+    window = st.segmented_control("Chart window", ["1 min", "3 min", "10 min"], default="3 min",
+                                  key=f"{key}:window") or "3 min"
     seconds = {"1 min": 60, "3 min": 180, "10 min": 600}[window]
     _fragment(lab, model, seconds, per_class)
 
 
 @st.fragment(run_every=1.0)
 def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
-    since = time.time() - window_s
+    now = time.time()
+    since = now - window_s
     msnap = lab.metrics.snapshot(model=model, window_s=window_s)
     lsnap = lab.load.snapshot(window_s=window_s)
-    mrows = msnap.timeline
-    targets = load_targets(lsnap.spec)
-    lrows = [r for r in lsnap.timeline if r["t"] >= since] if model in targets else []
-    if lsnap.running and model not in targets:
-        st.info(f"Traffic is running against {', '.join(sorted(targets))}, not {model}: client lines are hidden here.")
-    events = lab.events.list(model, since) + [e for e in lab.events.list("*", since)]
+    targeted = model in load_targets(lsnap.spec)
+    lrows = [r for r in lsnap.timeline if r["t"] >= since] if targeted else []
+    if lsnap.running and not targeted:
+        st.info(f"Traffic is running against {', '.join(sorted(load_targets(lsnap.spec)))}, not {model}: "
+                "client lines are hidden here.")
+    markers = lab.markers.list(model, since)
     if not msnap.up:
         st.warning(f"Server not answering: {msnap.error}")
-    _headline(msnap, lsnap if model in targets else None)
+    tiles(lab.measure(model, now - TILE_S, now), running=lsnap.running and targeted)
+    mrows = msnap.timeline
     c1, c2 = st.columns(2)
-    c1.altair_chart(charts.throughput(mrows, lrows, events), width="stretch")
-    c2.altair_chart(charts.latency(mrows, lrows, events), width="stretch")
+    c1.altair_chart(charts.throughput(mrows, lrows, markers), width="stretch")
+    c2.altair_chart(charts.latency(mrows, lrows, markers), width="stretch")
     c3, c4 = st.columns(2)
-    c3.altair_chart(charts.breakdown(mrows, events), width="stretch")
-    c4.altair_chart(charts.batch_histogram(msnap.batch_hist), width="stretch")
-    hist = ", ".join(f"{b}×{n}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
-    st.caption(f"Batch sizes formed in the window (size×executions): {hist}")
+    c3.altair_chart(charts.breakdown(mrows, markers), width="stretch")
+    c4.altair_chart(charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
+    hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
+    st.caption(f"Batch sizes formed in the last {window_s // 60} min (size×executions): {hist}")
     c5, c6 = st.columns(2)
-    c5.altair_chart(charts.pending(mrows, events), width="stretch")
+    c5.altair_chart(charts.pending(mrows, markers), width="stretch")
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
-        c6.altair_chart(charts.per_class(lrows, events), width="stretch")
-    _markers(events, mrows, lrows)
+        c6.altair_chart(charts.per_class(lrows, markers), width="stretch")
+    markers_table(lab, model, markers, now)
 
 
-def _headline(msnap, lsnap) -> None:
-    latest = msnap.latest or {}
-    summary = (lsnap.summary or {}).get("all", {}) if lsnap else {}
-    gpu = latest.get("gpu_util")
-    cols = st.columns(7 if gpu is not None else 6)
-    cols[0].metric("server infer/s", _fmt(latest.get("infer_rps"), "{:.0f}"))
-    cols[1].metric("avg batch", _fmt(latest.get("avg_batch"), "{:.2f}"))
-    cols[2].metric("queue ms/req", _fmt(latest.get("queue_us"), "{:.2f}", 1e-3))
-    cols[3].metric("compute ms/req", _fmt(_compute(latest), "{:.2f}", 1e-3))
-    cols[4].metric("client p99 ms", _fmt(summary.get("p99_ms"), "{:.1f}"))
-    cols[5].metric("traffic", "running" if lsnap and lsnap.running else "stopped")
+def p99_text(figures: WindowFigures, cls: str = "all") -> str:
+    """Return a client p99 with its window and sample count, marked when too few samples back it."""
+    value, n = figures.get("p99_ms", cls), figures.samples(cls)
+    if value is None:
+        return f"— ({figures.describe()}, no answers)"
+    warn = f", few samples: < {MIN_SAMPLES}" if not figures.trusted("p99_ms", cls) else ""
+    return f"{fmt('p99_ms', value)} ({figures.describe()}, n={n:,}{warn})"
+
+
+def tiles(figures: WindowFigures, running: bool) -> None:
+    """The headline figures of the window (counter differences and merged latencies)."""
+    window = figures.describe()
+    gpu = figures.server.get("gpu_util")
+    keys = ("infer_rps", "avg_batch", "queue_us", "compute_us")
+    cols = st.columns(len(keys) + 2 + (gpu is not None))
+    for col, key in zip(cols, keys):
+        col.metric(label(key), fmt(key, figures.get(key), unit=False), help=f"{metric(key).description} Window: {window}.")
+    n = figures.samples()
+    p99 = figures.get("p99_ms")
+    cols[len(keys)].metric(
+        f"{label('p99_ms')} · {window}", fmt("p99_ms", p99, unit=False),
+        delta=None if p99 is None else (f"n={n:,}" + ("" if figures.trusted("p99_ms") else " — few samples")),
+        delta_color="off", help=f"Every successful request of the window, merged: the window's true p99. "
+                                f"Fewer than {MIN_SAMPLES} samples is marked.")
+    cols[len(keys) + 1].metric("traffic", "running" if running else "stopped")
     if gpu is not None:  # only a GPU server exports nv_gpu_utilization
-        cols[6].metric("GPU util", f"{gpu:.0%}", help=f"GPU memory used: {_fmt(latest.get('gpu_mem_bytes'), '{:.2f}', 1e-9)} GB")
+        cols[-1].metric(label("gpu_util"), fmt("gpu_util", gpu, unit=False),
+                        help=f"GPU memory used: {fmt('gpu_mem_bytes', figures.server.get('gpu_mem_bytes'))}")
 
 
-def _compute(row: dict) -> float | None:
-    parts = [row.get(k) for k in ("compute_input_us", "compute_infer_us", "compute_output_us")]
-    return sum(parts) if all(p is not None for p in parts) else None
-
-
-def _fmt(value, pattern: str, scale: float = 1.0) -> str:
-    return "—" if value is None else pattern.format(value * scale)
-
-
-def _markers(events, mrows, lrows) -> None:
-    st.caption(f"Change markers in the window: {len(events)}")
-    if not events:
+def markers_table(lab: Lab, model: str, markers, now: float) -> None:
+    """Before/after figures of each change: the 10 s before it was asked for, the 10 s after it served."""
+    st.caption(f"Change markers in the window: {len(markers)} · before = 10 s before the change was asked for; "
+               "after = 10 s from 1 s after it served; requests held by a reload are left out.")
+    if not markers:
         return
-    client = {int(r["t"]): r.get("p99_ms") for r in lrows if r.get("cls") == "all"}  # load rows are whole seconds
-    rows = [{**r, "p99_ms": client.get(int(r["t"]))} for r in mrows]
     table = []
-    for n, e in list(enumerate(events, 1))[-6:]:
-        result = impact(e, rows)
+    for m in markers[-6:]:
+        result = lab.impact(m, model)
+        before, after = result["before"], result["after"]
+        reload = f"{m.end - m.t:.1f} s" if m.band and m.end is not None else ("under way" if m.band else "—")
         table.append({
-            "#": n, "time": time.strftime("%H:%M:%S", time.localtime(e.t)), "change": e.text,
-            **{f"{_LABELS[k]} before→after": _pair(v) for k, v in result.items()},
+            "#": m.id, "time": time.strftime("%H:%M:%S", time.localtime(m.t)), "change": m.text, "reload": reload,
+            **{f"{label(k)} before → after": _pair(k, before, after) for k in IMPACT_KEYS},
         })
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
 
 
-_LABELS = {"infer_rps": "infer/s", "avg_batch": "batch", "queue_us": "queue µs", "compute_infer_us": "infer µs",
-           "p99_ms": "client p99 ms"}
-
-
-def load_targets(spec) -> set[str]:
-    """Return the models a load spec sends to."""
-    if spec is None:
-        return set()
-    return {spec.model, *(c.model or spec.model for c in spec.classes), *(s.model for s in spec.sequences)}
-
-
-def _pair(values) -> str:
-    before, after = values
-    f = lambda v: "…" if v is None else f"{v:.1f}"  # noqa: E731
-    return f"{f(before)} → {f(after)}"
+def _pair(key: str, before: WindowFigures, after: WindowFigures | None) -> str:
+    def one(figures: WindowFigures | None) -> str:
+        if figures is None:
+            return "…"
+        text = fmt(key, figures.get(key), unit=False)
+        if metric(key).percentile and figures.get(key) is not None:
+            text += f" (n={figures.samples():,}{'' if figures.trusted(key) else ', few'})"
+        return text
+    return f"{one(before)} → {one(after)}"

@@ -55,3 +55,31 @@ def test_batch_stuck_without_dynamic_batching_suggests_enabling_it():
 def test_rejections_and_retry_amplification_are_named():
     w = Window(**{**HEALTHY.__dict__, "rejected": 50, "attempts": 1900})
     assert {"rejections", "retries"} <= set(_patterns(w))
+
+
+def test_pattern_a_suggests_only_delays_the_knob_offers():
+    from app.knobs import DELAYS_US  # noqa: PLC0415
+
+    for delay in (10000, 2000, 5000, 1000, 20000):
+        w = Window(**{**HEALTHY.__dict__, "p99_ms": 40, "queue_us": 0.9 * delay, "request_us": 1.5 * 0.9 * delay,
+                      "max_queue_delay_us": delay})
+        (finding,) = [f for f in diagnose(w) if f.pattern == "A"]
+        suggested = finding.knobs["max_queue_delay_microseconds"]
+        assert suggested in DELAYS_US and suggested < delay, (delay, suggested)
+
+
+def test_pattern_a_does_not_blame_a_short_delay_for_a_long_queue():
+    w = Window(**{**HEALTHY.__dict__, "p99_ms": 60, "queue_us": 15800, "request_us": 19000, "max_queue_delay_us": 500})
+    (finding,) = [f for f in diagnose(w) if f.pattern == "A"]
+    assert finding.knobs == {} and "queueing, not the batching delay" in finding.suggestion
+
+
+def test_pattern_b_is_not_named_while_the_queue_drains():
+    w = Window(**{**HEALTHY.__dict__, "offered_rps": 600, "infer_rps": 800, "queue_us": 9000, "pending": 10})
+    assert "B" not in _patterns(w)
+
+
+def test_pattern_c_suggests_a_size_the_knob_offers():
+    w = Window(**{**HEALTHY.__dict__, "per_item_us_by_batch": {1: 2000, 6: 400, 12: 900}})
+    finding = next(f for f in diagnose(w) if f.pattern == "C")
+    assert finding.knobs == {"preferred_batch_size": (4,)}

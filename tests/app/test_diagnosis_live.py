@@ -1,4 +1,4 @@
-"""Field-guide patterns reproduced on the real server and named by the diagnosis."""
+"""Field-guide patterns reproduced on the real server and named by the diagnosis, from the tiles' window figures."""
 from __future__ import annotations
 
 import time
@@ -7,13 +7,15 @@ import pytest
 
 from app.config.edits import set_settings
 from app.config.read import settings_of
-from app.diagnosis import diagnose
+from app.diagnosis import diagnose, where_time_goes
 from app.diagnosis_window import window_from
 from app.knobs import apply_knobs
 from app.lab import Lab
 from app.traffic import TrafficForm, build_spec
+from tests.helpers import wait_until
 
 SPAN_S = 8
+WARMUP_S = 2
 
 
 @pytest.fixture
@@ -30,33 +32,39 @@ def _diagnose(lab: Lab, knobs: dict, form: TrafficForm) -> list:
     current = lab.config.current("gpu_sim")
     settings = apply_knobs(settings_of(current), knobs)
     lab.apply("gpu_sim", set_settings(current, settings), "scenario")
-    lab.load.start(build_spec(form))
+    lab.start_traffic(build_spec(form))
+    started = time.time()
     try:
-        time.sleep(SPAN_S + 4)  # warm up, then a full window of traffic on the new config
-        since = time.time() - SPAN_S
-        metrics = lab.metrics.snapshot(model="gpu_sim", window_s=SPAN_S)
-        load = [r for r in lab.load.snapshot(window_s=SPAN_S).timeline if r["t"] >= since]
+        # the window: SPAN_S whole seconds of traffic on the new config, after a warm-up
+        wait_until(lambda: time.time() >= started + WARMUP_S + SPAN_S + 1, 60, "a full window of traffic")
+        now = time.time()
+        figures = lab.measure("gpu_sim", now - SPAN_S, now, include_held=False)
     finally:
-        lab.load.stop()
-    window = window_from(metrics.timeline, load, metrics.per_item_us_by_batch, settings)
-    return diagnose(window)
+        lab.stop_traffic()
+    window = window_from(figures, settings)
+    findings = diagnose(window)
+    print(f"{knobs} {form.rate}/s {form.arrival}: p50 {window.p50_ms} p99 {window.p99_ms} n={window.latency_n} "
+          f"queue {window.queue_us} compute {window.compute_us} batch {window.avg_batch} "
+          f"served {window.infer_rps} offered {window.offered_rps} pending {window.pending} "
+          f"-> {[f.pattern for f in findings]} ({where_time_goes(window)})")
+    return findings
 
 
 def test_long_delay_under_light_bursty_load_is_pattern_a(lab):
     findings = _diagnose(lab, {"max_queue_delay_microseconds": 20000, "preferred_batch_size": (4, 8)},
-                         TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"))
+                         TrafficForm(model="gpu_sim", mode="open", rate=60, arrival="bursty"))
     assert [f.pattern for f in findings] == ["A"]
     assert findings[0].knobs == {"max_queue_delay_microseconds": 5000}
 
 
 def test_no_delay_under_light_load_is_batch_stuck_at_one(lab):
     findings = _diagnose(lab, {"max_queue_delay_microseconds": 0},
-                         TrafficForm(model="gpu_sim", mode="open", rate=100, arrival="poisson"))
+                         TrafficForm(model="gpu_sim", mode="open", rate=20, arrival="poisson"))
     assert [f.pattern for f in findings] == ["stuck"]
 
 
 def test_overload_without_batching_is_pattern_b(lab):
     findings = _diagnose(lab, {"dynamic_batching": False},
-                         TrafficForm(model="gpu_sim", mode="open", rate=600, arrival="poisson", timeout_ms=20000))
+                         TrafficForm(model="gpu_sim", mode="open", rate=300, arrival="poisson", timeout_ms=20000))
     assert "B" in [f.pattern for f in findings]
     assert next(f for f in findings if f.pattern == "B").knobs["dynamic_batching"] is True

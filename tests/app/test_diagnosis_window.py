@@ -1,31 +1,37 @@
-"""Diagnosis windows are built from real-shaped snapshot rows."""
+"""Diagnosis windows read the same window figures the tiles show; the panel's sentence uses the rule's threshold."""
 from __future__ import annotations
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.diagnosis import diagnose
-from app.diagnosis_window import slope, window_from
+from app.diagnosis import WAITING_SHARE, Window, diagnose, where_time_goes
+from app.diagnosis_window import window_from
+from app.figures import WindowFigures
 
 SETTINGS = ModelSettings(max_batch_size=32, instance_groups=(InstanceGroup(count=2),),
                          dynamic_batching=DynamicBatching(max_queue_delay_microseconds=8000))
+SERVER = {"queue_us": 6000.0, "compute_us": 2100.0, "request_us": 8100.0, "avg_batch": 6.0, "infer_rps": 500.0,
+          "pending": 0.0, "pending_trend": 0.0, "per_item_us_by_batch": {}}
+CLIENT = {"all": {"p50_ms": 4.0, "p99_ms": 30.0, "latency_n": 5000, "offered_rps": 500.0, "sent": 5000,
+                  "requests": 5000, "rejected": 0}}
 
 
-def _metrics(t, queue_us=6000.0, pending=0.0):
-    return {"t": t, "queue_us": queue_us, "compute_input_us": 50.0, "compute_infer_us": 2000.0, "compute_output_us": 50.0,
-            "request_us": queue_us + 2100.0, "avg_batch": 6.0, "infer_rps": 500.0, "pending": pending}
-
-
-def _client(t):
-    return {"t": t, "cls": "all", "p50_ms": 4.0, "p99_ms": 30.0, "sent": 500, "requests": 500, "rejected": 0}
-
-
-def test_slope_of_a_growing_queue():
-    rows = [{"t": t, "pending": 3.0 * t} for t in range(10)]
-    assert slope(rows, "pending") == 3.0
-    assert slope(rows[:2], "pending") == 0.0
-
-
-def test_window_reads_settings_and_rows_and_finds_pattern_a():
-    w = window_from([_metrics(t) for t in range(10)], [_client(t) for t in range(10)], {}, SETTINGS)
+def test_window_reads_settings_and_figures_and_finds_pattern_a():
+    w = window_from(WindowFigures("gpu_sim", 0.0, 10.0, SERVER, CLIENT), SETTINGS)
     assert w.instances == 2 and w.max_queue_delay_us == 8000 and w.avg_batch == 6.0 and w.offered_rps == 500
-    assert w.compute_us == 2100.0
+    assert w.compute_us == 2100.0 and w.latency_n == 5000 and w.seconds == 10.0
     assert [f.pattern for f in diagnose(w)] == ["A"]
+
+
+def test_a_p99_of_few_samples_does_not_make_pattern_a():
+    client = {"all": {**CLIENT["all"], "latency_n": 40}}
+    w = window_from(WindowFigures("gpu_sim", 0.0, 10.0, SERVER, client), SETTINGS)
+    assert not w.tail_trusted and "A" not in [f.pattern for f in diagnose(w)]
+
+
+def test_the_sentence_and_pattern_a_agree_on_either_side_of_the_threshold():
+    for share in (WAITING_SHARE - 0.03, WAITING_SHARE, 0.43, 0.7):
+        w = Window(p50_ms=4, p99_ms=30, queue_us=share * 10000, request_us=10000, compute_us=(1 - share) * 10000,
+                   max_batch_size=32, dynamic_batching=True, max_queue_delay_us=20000, latency_n=5000)
+        sentence = where_time_goes(w)
+        says_waiting = "**waiting" in sentence
+        is_a = "A" in [f.pattern for f in diagnose(w)]
+        assert says_waiting == is_a, (share, sentence, is_a)

@@ -6,6 +6,7 @@ import shutil
 from app.lab import Lab
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import group_alive
+from tests.helpers import wait_until
 
 
 def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
@@ -19,10 +20,18 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
         assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc"}
         before = lab.endpoint
         pgid = lab.server.proc.pid
+        wait_until(lambda: len(lab.metrics.snapshot("gpu_sim", window_s=60).timeline) >= 2, 30, "two polls")
+        seen = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
         lab.restart()
         assert lab.endpoint == before and lab.status().ready
-        assert [e.kind for e in lab.events.list()] == ["restart"]
+        (restart,) = lab.markers.list()
+        assert restart.kind == "restart" and restart.band and restart.ok and restart.end > restart.t
         assert not group_alive(pgid), "the old server's processes outlived the restart"
+        after = wait_until(lambda: [r for r in lab.metrics.snapshot("gpu_sim", window_s=60).timeline
+                                    if r["t"] > restart.end and r["infer_rps"] is not None], 30, "a poll after it")
+        kept = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
+        assert [r["t"] for r in seen] == [r["t"] for r in kept[:len(seen)]], "the metrics history did not survive"
+        assert after[-1]["up"]
     finally:
         lab.close()
     assert not lab.server.running()
@@ -34,5 +43,25 @@ def test_remote_lab_starts_nothing(triton, tmp_path, monkeypatch):
     try:
         assert not lab.embedded and lab.status().version == "2.51.0"
         assert lab.config.repo is None  # nothing to persist to: applies reload only
+    finally:
+        lab.close()
+
+
+def test_traffic_start_update_and_stop_go_through_the_lab_and_are_marked(triton, tmp_path, monkeypatch):
+    from loadgen.spec import LoadSpec  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url})
+    try:
+        lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=30.0))
+        lab.update_traffic(concurrency=3)
+        assert lab.load.snapshot(window_s=0).spec.concurrency == 3
+        lab.stop_traffic()
+        assert not lab.load.running
+        texts = [m.text for m in lab.markers.list("gpu_sim")]
+        assert texts[0].startswith("traffic start: closed loop, concurrency 2")
+        assert texts[1:] == ["traffic update: concurrency → 3", "traffic stop"]
+        lab.stop_traffic()  # nothing runs: nothing more is marked
+        assert len(lab.markers.list("gpu_sim")) == 3
     finally:
         lab.close()

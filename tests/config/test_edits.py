@@ -93,7 +93,7 @@ def test_parameters_merge():
     new = set_parameters(pristine("gpu_sim"), {"launch_overhead_us": 100, "new_knob": "x"})
     params = parameters_of(new)
     assert params["launch_overhead_us"] == "100" and params["new_knob"] == "x"
-    assert params["compute_us_batch1"] == "2000"
+    assert params["compute_us_batch1"] == "3000"
 
 
 def test_settings_round_trip_through_edits():

@@ -34,7 +34,7 @@ def test_json_uses_proto_field_names():
     data = to_dict(pristine("gpu_sim"))
     assert data["max_batch_size"] == 32
     assert data["dynamic_batching"]["preferred_batch_size"] == [4, 8]
-    assert data["parameters"]["compute_us_batch1"] == {"string_value": "2000"}
+    assert data["parameters"]["compute_us_batch1"] == {"string_value": "3000"}
 
 
 def test_from_json_ignores_unknown_fields():

@@ -17,7 +17,7 @@ def test_gpu_sim_settings():
     assert settings.instance_groups == (InstanceGroup(1, Kind.CPU),)
     assert settings.dynamic_batching == DynamicBatching((4, 8), max_queue_delay_microseconds=500)
     assert settings.sequence_batching is None
-    assert dict(settings.parameters)["compute_us_batch1"] == "2000"
+    assert dict(settings.parameters)["compute_us_batch1"] == "3000"
 
 
 def test_stream_acc_settings():

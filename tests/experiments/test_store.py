@@ -1,12 +1,12 @@
 """The experiment store is durable, and comparisons use each metric's direction."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from app.experiments.compare import capture, compare
 from app.experiments.store import Experiment, ExperimentStore
+from app.figures import WindowFigures
+from loadgen.spec import LoadSpec
 
 
 def test_experiments_survive_a_new_store_object(tmp_path):
@@ -27,12 +27,14 @@ def test_compare_marks_the_better_side_by_metric_direction():
     b = Experiment("B", "gpu_sim", "", client={"all": {"p99_ms": 10.0, "throughput_rps": 400}}, server={"avg_batch": 2.0})
     rows = {r["metric"]: r for r in compare(a, b)}
     assert rows["client p99 (ms)"]["better"] == "B" and rows["client p99 (ms)"]["change"] == "-50%"
-    assert rows["client throughput (req/s)"]["better"] == "A"
-    assert rows["server Average batch size (inferences)"]["better"] == "—"
+    assert rows["client ok/s (req/s)"]["better"] == "A"
+    assert rows["average batch size (inferences)"]["better"] == "—"
 
 
-def test_capture_takes_server_rows_of_the_run_only():
-    snap = SimpleNamespace(spec=None, started_at=100.0, elapsed_s=10.0, summary={"all": {"p99_ms": 5.0}})
-    rows = [{"t": 90.0, "avg_batch": 1.0}, {"t": 101.0, "avg_batch": 4.0}, {"t": 105.0, "avg_batch": 6.0}]
-    exp = capture("run", "gpu_sim", "cfg", snap, rows)
-    assert exp.server["avg_batch"] == 5.0 and exp.ended_at == 110.0 and exp.client["all"]["p99_ms"] == 5.0
+def test_capture_keeps_the_window_figures_and_the_spec():
+    figures = WindowFigures("gpu_sim", 100.0, 110.0, server={"avg_batch": 4.0, "infer_count": 400.0},
+                            client={"all": {"p99_ms": 5.0, "latency_n": 400}})
+    exp = capture("run", "gpu_sim", "cfg", LoadSpec(), figures)
+    assert (exp.started_at, exp.ended_at) == (100.0, 110.0)
+    assert exp.server["avg_batch"] == 4.0 and exp.server["infer_count"] == 400.0
+    assert exp.client["all"]["p99_ms"] == 5.0 and exp.spec["concurrency"] == LoadSpec().concurrency

@@ -87,3 +87,46 @@ def test_histogram_quantiles_match_exact_ones():
     tiny.add(0.0)
     tiny.add(-1e-7)  # a send a hair before its slot
     assert tiny.quantiles_s() == [0.0] * 4
+
+
+def test_window_percentiles_are_those_of_every_sample_merged_not_a_mean_of_seconds():
+    rng = np.random.default_rng(5)
+    stats = WindowedStats(t0_epoch=1_000.0)
+    records, expected = [], []
+    for second, n, scale in ((0, 600, 0.002), (1, 3, 0.5), (2, 600, 0.002), (3, 50, 0.01)):
+        for latency in rng.exponential(scale, n):
+            sent = second + 0.5 * rng.random()
+            records.append(rec("a", sent=sent, latency=float(latency)))
+            if 1 <= int(sent + latency) < 3:  # whole seconds 1 and 2 of the window [1, 3)
+                expected.append(latency * 1000)
+    stats(records)
+    row = stats.window(1.0, 3.0)["a"]
+    assert row["latency_n"] == len(expected) and row["seconds"] == 2
+    assert row["p99_ms"] == pytest.approx(np.percentile(expected, 99))
+    assert row["p50_ms"] == pytest.approx(np.percentile(expected, 50))
+    per_second = [r["p99_ms"] for r in stats.timeline(10, now_s=4) if r["cls"] == "a" and r["t"] in (1001.0, 1002.0)]
+    assert abs(row["p99_ms"] - np.mean(per_second)) > 10  # the mean of per-second p99s would be far off
+
+
+def test_window_takes_only_whole_seconds_and_counts_all_classes():
+    stats = WindowedStats()
+    stats([rec("a", sent=0.2), rec("b", sent=1.2), rec("a", sent=2.5)])
+    out = stats.window(0.5, 3.0)  # second 0 is partial: left out
+    assert out["all"]["sent"] == 2 and out["a"]["sent"] == 1 and out["b"]["sent"] == 1
+    assert out["all"]["offered_rps"] == 1.0 and out["all"]["span_s"] == (1, 3)
+
+
+def test_requests_held_by_a_reload_are_counted_but_can_be_left_out():
+    band = (10.0, 12.0)  # a reload from epoch 10 to 12; the run started at epoch 0
+
+    def held(model, sent, done):
+        return sent <= band[1] and done >= band[0]
+
+    stats = WindowedStats(held=held)
+    stats([rec(sent=9.0, latency=0.005), rec(sent=9.9, latency=2.0), rec(sent=11.0, latency=1.05),
+           rec(sent=13.0, latency=0.006)])
+    held_out = stats.window(0, 20, include_held=False)["all"]
+    counted = stats.window(0, 20)["all"]
+    assert held_out["ok"] == counted["ok"] == 4 and held_out["held"] == 2
+    assert held_out["latency_n"] == 2 and held_out["p99_ms"] < 10
+    assert counted["latency_n"] == 4 and counted["p99_ms"] > 1000

@@ -6,16 +6,35 @@ import sys
 
 import pytest
 
-from app.metrics.catalog import BREAKDOWN, BY_KEY, METRICS, ROW_KEYS, SUMMARY_WINDOW, better, metric
+from app.metrics.catalog import (BREAKDOWN, BY_KEY, CLIENT, CLIENT_METRICS, METRICS, ROW_KEYS, SERVER, SERVER_METRICS,
+                                 SUMMARY_WINDOW, better, fmt, label, metric)
 from app.paths import ROOT
 
 
 def test_every_value_column_has_metadata_and_keys_are_unique():
     assert len(BY_KEY) == len(METRICS)
-    assert set(ROW_KEYS) - set(BY_KEY) == {"t", "interval_s", "up", "error", "reset"}
+    assert set(ROW_KEYS) - set(BY_KEY) == {"t", "interval_s", "up", "error", "reset", "delta"}
+    assert set(ROW_KEYS) & {m.key for m in CLIENT_METRICS} == set()  # server rows hold server figures only
     assert set(BREAKDOWN) <= set(BY_KEY)
-    for m in METRICS:
-        assert m.unit and m.label and m.description and m.source.startswith("nv_")
+    for m in SERVER_METRICS:
+        assert m.side == SERVER and m.unit and m.label and m.description and m.origin.startswith("nv_")
+    for m in CLIENT_METRICS:
+        assert m.side == CLIENT and m.unit and m.label and m.description
+
+
+def test_labels_are_unique_so_every_legend_names_one_figure():
+    labels = [m.label for m in METRICS]
+    assert len(set(labels)) == len(labels), sorted(x for x in labels if labels.count(x) > 1)
+
+
+def test_values_are_shown_in_display_units_with_separators():
+    assert fmt("infer_rps", 11004.2604) == "11,004 infer/s"
+    assert fmt("queue_us", 15800.0) == "15.80 ms"
+    assert fmt("p99_ms", 314.0) == "314.00 ms"
+    assert fmt("avg_batch", 3.14159, unit=False) == "3.14"
+    assert fmt("cpu_util", 0.42) == "42 %"
+    assert fmt("p99_ms", None) == "—"
+    assert label("queue_us") == "queue + batching wait (ms)"
 
 
 def test_server_quantiles_say_they_are_a_sliding_window():

@@ -15,15 +15,15 @@ import pytest
 
 from app.metrics.poller import MetricsPoller
 from app.server.ports import free_port
-from tests.helpers import gpu_sim_input, wait_until
+from tests.helpers import gpu_sim_input, require_tool, wait_until
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-pytestmark = pytest.mark.skipif(not os.path.exists(PROMETHEUS), reason="Debian prometheus is not installed")
 
 
 @pytest.fixture
 def prometheus(triton, tmp_path):
     """A real Prometheus on a free loopback port, scraping the session server every second."""
+    require_tool(PROMETHEUS, "prometheus")
     target = urllib.parse.urlparse(triton.endpoint.metrics_url).netloc
     (tmp_path / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s}\n"

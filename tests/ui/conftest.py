@@ -13,6 +13,7 @@ import pytest
 
 from app.paths import ROOT
 from app.server.ports import free_port
+from tests.helpers import require_tool
 
 
 def app_environ(triton, state_dir: Path) -> dict[str, str]:
@@ -112,8 +113,7 @@ def dashboard(triton, tmp_path_factory):
 @pytest.fixture(scope="session")
 def browser():
     """A headless Debian Chromium driven by Playwright (no downloaded browsers)."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed: the browser tests need Debian's chromium")
+    require_tool(str(CHROMIUM), "chromium")
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
 
     with sync_playwright() as pw:

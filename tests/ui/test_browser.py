@@ -13,7 +13,7 @@ from tests.ui.apptest import wait_until
 pytestmark = pytest.mark.browser
 
 SHOTS = ROOT / "test-output" / "screenshots"
-HIST = re.compile(r"Batch sizes formed in the window \(size×executions\): (.*)")
+HIST = re.compile(r"Batch sizes formed in the last \d+ min \(size×executions\): (.*)")
 MARKERS = re.compile(r"Change markers in the window: (\d+)")
 
 
@@ -34,7 +34,7 @@ def histogram(page) -> dict[int, int] | None:
     m = caption_match(page, HIST)
     if m is None:
         return None
-    return {int(b): int(n) for b, n in re.findall(r"(\d+)×(\d+)", m.group(1))}
+    return {int(b): int(n.replace(",", "")) for b, n in re.findall(r"(\d+)×([\d,]+)", m.group(1))}
 
 
 def markers(page) -> int | None:
@@ -88,7 +88,10 @@ def start_traffic(page) -> None:
 
 
 def stop_traffic(page) -> None:
+    """Stop the dashboard's traffic (the page must be done drawing, or the button may not be there yet)."""
+    wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, "the page to finish its run")
     stop = page.get_by_role("button", name="Stop traffic")
+    stop.first.wait_for(timeout=30_000)
     if stop.count() and stop.is_enabled():
         stop.click()
         wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
@@ -105,7 +108,7 @@ def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, 
         page.get_by_text("open loop (arrival rate)").click()
         rate = page.get_by_label("Rate (req/s)")
         rate.wait_for()
-        rate.fill("50")
+        rate.fill("30")
         rate.press("Enter")
         start_traffic(page)
         before = wait_until(lambda: (h := histogram(page)) and sum(h.values()) >= 100 and h, 60, "100 executions at delay 0")

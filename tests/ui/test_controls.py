@@ -1,6 +1,7 @@
 """Each page's main controls, driven through AppTest against the live server."""
 from __future__ import annotations
 
+import re
 
 import pytest
 import tritonclient.http as triton_http
@@ -99,9 +100,33 @@ def test_traffic_start_and_stop(lab):
     wait_until(lambda: any(r.get("ok") for r in lab.load.snapshot(window_s=30).timeline), what="answered requests")
     ok(at.run())
     assert metric(at, "traffic") == "running"
+    assert any("Running" in i and "concurrency 2" in i for i in texts(at.info)), texts(at.info)
     ok(at.button(key="dynamic:traffic:stop").click().run())
     assert not lab.load.running
     assert metric(at, "traffic") == "stopped"
+    kinds = [m.text.split(":")[0] for m in lab.markers.list("gpu_sim") if m.kind == "traffic"]
+    assert kinds[-2:] == ["traffic start", "traffic stop"]
+
+
+def test_the_traffic_form_starts_from_what_runs(lab):
+    from loadgen.spec import ArrivalSpec, LoadSpec, Mode  # noqa: PLC0415
+
+    lab.start_traffic(LoadSpec(model="gpu_sim", mode=Mode.OPEN, rate=120.0, arrival=ArrivalSpec(kind="mmpp"),
+                               duration_s=60.0))
+    at = open_page("pages/dynamic_batching.py")  # its preset is closed loop, concurrency 16
+    assert widget(at.radio, "Load").value == "open"
+    assert widget(at.number_input, "Rate (req/s)").value == 120.0
+    assert widget(at.selectbox, "Arrivals").value == "mmpp"
+    assert any("open loop, mmpp arrivals at 120 req/s" in i for i in texts(at.info)), texts(at.info)
+    lab.stop_traffic()
+
+
+def test_a_rate_out_of_range_is_refused_visibly(lab):
+    at = open_page("pages/priority.py")  # open loop preset
+    widget(at.number_input, "Rate (req/s)").set_value(50000.0).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Not accepted: rate (req/s) must be between 1 and 5000; 50000.0 was typed."]
+    assert at.button(key="priority:traffic:start").disabled
 
 
 def test_sequence_traffic_gives_right_answers(lab):
@@ -113,8 +138,8 @@ def test_sequence_traffic_gives_right_answers(lab):
     rows = lambda: [r for r in lab.load.snapshot(window_s=30).timeline if r.get("cls") == "sequences"]  # noqa: E731
     wait_until(lambda: sum(r.get("ok") or 0 for r in rows()) >= 20, what="20 answered sequence steps")
     ok(at.run())
-    assert int(metric(at, "right answers (last 30 s)")) >= 20
-    assert int(metric(at, "wrong_output (last 30 s)")) == 0
+    assert int(metric(at, "right answers (last 30 s)").replace(",", "")) >= 20
+    assert int(metric(at, "wrong outputs (last 30 s)")) == 0
     ok(at.button(key="sequence:traffic:stop").click().run())
     assert not lab.load.running
 
@@ -126,10 +151,10 @@ def test_diagnosis_reads_the_window_under_traffic(lab):
 
     def diagnosed():
         ok(at.run())
-        return [m for m in texts(at.markdown) if m.startswith("p50 **")]
+        return [m for m in texts(at.markdown) if m.startswith("client p50 **") and "n=" in m]
 
     lines = wait_until(diagnosed, timeout_s=45, what="the diagnosis of a window with traffic")
-    assert "queue/batching wait" in lines[0]
+    assert "queue/batching wait" in lines[0] and re.search(r"\(last \d+ s, n=[\d,]+", lines[0]), lines[0]
     ok(at.button(key="diagnosis:traffic:stop").click().run())
 
 

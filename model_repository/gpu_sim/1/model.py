@@ -19,9 +19,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 DEFAULTS = {
-    "launch_overhead_us": 400.0,
-    "copy_us_per_kib": 25.0,
-    "compute_us_batch1": 2000.0,
+    "launch_overhead_us": 2500.0,
+    "copy_us_per_kib": 250.0,
+    "compute_us_batch1": 3000.0,
     "compute_batch_exponent": 0.35,
     "compute_saturation_batch": 16.0,
 }

@@ -1,0 +1,79 @@
+"""Window figures: everything the lab says about a model over [t0, t1), computed once.
+
+Server figures are differences of cumulative counters (summed per scrape interval, so a reset
+inside the window is survived); client figures merge every latency sample of the window, so a
+window p99 is the true p99, with its sample count. Tiles, charts' markers, diagnosis and
+experiments all read this.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from app.metrics.catalog import CLIENT, MIN_SAMPLES, metric
+
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class WindowFigures:
+    """Server and client figures of one model over one window."""
+
+    model: str
+    t0: float
+    t1: float
+    server: dict = field(default_factory=dict)
+    client: dict[str, dict] = field(default_factory=dict)  # traffic class (and 'all') -> figures
+
+    def get(self, key: str, cls: str = ALL):
+        """Return a catalog figure (client ones per class), None when not measured."""
+        if metric(key).side == CLIENT:
+            return (self.client.get(cls) or {}).get(key)
+        return self.server.get(key)
+
+    def samples(self, cls: str = ALL) -> int:
+        """Return how many latencies the client percentiles of a class rest on."""
+        return int((self.client.get(cls) or {}).get("latency_n") or 0)
+
+    def trusted(self, key: str, cls: str = ALL) -> bool:
+        """Return False for a percentile that rests on fewer than MIN_SAMPLES latencies."""
+        return not metric(key).percentile or metric(key).side != CLIENT or self.samples(cls) >= MIN_SAMPLES
+
+    @property
+    def seconds(self) -> float:
+        """Return the window's length."""
+        return self.t1 - self.t0
+
+    def describe(self, now: float | None = None) -> str:
+        """Return which window this is, e.g. 'last 10 s' or '12:01:05–12:01:15'."""
+        now = time.time() if now is None else now
+        if abs(self.t1 - now) < 1.5:
+            return f"last {self.seconds:.0f} s"
+        fmt = lambda t: time.strftime("%H:%M:%S", time.localtime(t))  # noqa: E731
+        return f"{fmt(self.t0)}–{fmt(self.t1)}"
+
+
+def measure(metrics, load, model: str, t0: float, t1: float, include_held: bool = True,
+            client: bool = True) -> WindowFigures:
+    """Return the figures of [t0, t1) from the metrics poller and (when it targets the model) the load controller."""
+    server = metrics.window(model, t0, t1)
+    rows = load.window(t0, t1, include_held) if client and load is not None else {}
+    return WindowFigures(model, t0, t1, server, rows)
+
+
+IMPACT_KEYS = ("infer_rps", "avg_batch", "queue_us", "compute_us", "p99_ms")
+
+
+def impact(marker, measure_fn, span_s: float = 10.0, settle_s: float = 1.0, now: float | None = None) -> dict:
+    """Return {'before': figures, 'after': figures|None} around a change, leaving the reload band out.
+
+    Before: the span_s up to when the change was asked for; after: from settle_s past when it served,
+    for span_s (or up to now while it is still filling). Requests held by a reload are excluded.
+    """
+    now = time.time() if now is None else now
+    before = measure_fn(marker.t - span_s, marker.t)
+    start = marker.settled + settle_s
+    after = measure_fn(start, min(start + span_s, now)) if marker.end is not None or not marker.band else None
+    if after is not None and after.seconds < 2.0:
+        after = None
+    return {"before": before, "after": after}
