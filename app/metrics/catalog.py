@@ -52,13 +52,13 @@ def _us(key: str, label: str, description: str, origin: str) -> Metric:
 
 
 SERVER_METRICS: tuple[Metric, ...] = (
-    Metric("infer_rps", "infer/s", "server infer/s", False,
+    Metric("infer_rps", "infer/s", "server throughput", False,
            "Inferences per second; a request of batch 4 counts 4.", "nv_inference_count", digits=0),
-    Metric("request_rps", "req/s", "server ok req/s", False,
+    Metric("request_rps", "req/s", "server successes", False,
            "Successful requests per second.", "nv_inference_request_success", digits=0),
-    Metric("exec_rps", "exec/s", "executions/s", None,
+    Metric("exec_rps", "exec/s", "executions", None,
            "Model executions (batches) per second.", "nv_inference_exec_count", digits=0),
-    Metric("fail_rps", "req/s", "server failed req/s", True,
+    Metric("fail_rps", "req/s", "server failures", True,
            "Failed requests per second, all reasons.", "nv_inference_request_failure"),
     Metric("fail_by_reason", "req/s", "failures by reason", True,
            "Failed requests per second per reason: REJECTED, CANCELED, BACKEND, OTHER.",
@@ -100,7 +100,7 @@ SERVER_METRICS: tuple[Metric, ...] = (
            digits=0),
     Metric("request_count", "requests", "successful requests", False, "Successful requests in the interval.",
            "nv_inference_request_success", digits=0),
-    Metric("exec_count", "executions", "executions", None, "Executions in the interval.", "nv_inference_exec_count",
+    Metric("exec_count", "executions", "executions in the interval", None, "Executions in the interval.", "nv_inference_exec_count",
            digits=0),
     Metric("fail_count", "requests", "failed requests", True, "Failed requests in the interval.",
            "nv_inference_request_failure", digits=0),
@@ -112,10 +112,10 @@ def _client(key: str, unit: str, label: str, lower: bool | None, description: st
 
 
 CLIENT_METRICS: tuple[Metric, ...] = (
-    _client("throughput_rps", "req/s", "client ok/s", False, "Successful answers per second seen by the clients.", 0),
-    _client("goodput_rps", "req/s", "goodput/s (within SLA)", False,
+    _client("throughput_rps", "req/s", "client ok throughput", False, "Successful answers per second seen by the clients.", 0),
+    _client("goodput_rps", "req/s", "goodput within SLA", False,
             "Answers per second that were right and within the class's SLA, counted from the request's slot.", 0),
-    _client("offered_rps", "req/s", "offered attempts/s", None, "Attempts sent per second, retries included.", 0),
+    _client("offered_rps", "req/s", "offered attempts", None, "Attempts sent per second, retries included.", 0),
     _client("p50_ms", "ms", "client p50", True, "Median latency of successful requests (client side).", 2),
     _client("p90_ms", "ms", "client p90", True, "90th percentile latency of successful requests.", 2),
     _client("p95_ms", "ms", "client p95", True, "95th percentile latency of successful requests.", 2),

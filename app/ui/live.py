@@ -74,8 +74,8 @@ def tiles(figures: WindowFigures, running: bool) -> None:
     n = figures.samples()
     p99 = figures.get("p99_ms")
     cols[len(keys)].metric(
-        f"{label('p99_ms')} · {window}", fmt("p99_ms", p99, unit=False),
-        delta=None if p99 is None else (f"n={n:,}" + ("" if figures.trusted("p99_ms") else " — few samples")),
+        label("p99_ms"), fmt("p99_ms", p99, unit=False),
+        delta=f"{window} · n={n:,}" + ("" if figures.trusted("p99_ms") or p99 is None else " · few samples"),
         delta_color="off", help=f"Every successful request of the window, merged: the window's true p99. "
                                 f"Fewer than {MIN_SAMPLES} samples is marked.")
     cols[len(keys) + 1].metric("traffic", "running" if running else "stopped")

@@ -27,7 +27,7 @@ def test_compare_marks_the_better_side_by_metric_direction():
     b = Experiment("B", "gpu_sim", "", client={"all": {"p99_ms": 10.0, "throughput_rps": 400}}, server={"avg_batch": 2.0})
     rows = {r["metric"]: r for r in compare(a, b)}
     assert rows["client p99 (ms)"]["better"] == "B" and rows["client p99 (ms)"]["change"] == "-50%"
-    assert rows["client ok/s (req/s)"]["better"] == "A"
+    assert rows["client ok throughput (req/s)"]["better"] == "A"
     assert rows["average batch size (inferences)"]["better"] == "—"
 
 
