@@ -87,9 +87,10 @@ class Lab:
                 self.load.url = endpoint.http_url
             self.metrics.retarget(endpoint)
 
-    def apply(self, model: str, config, what: str):
-        """Hot-reload a model with a new config, persist it, and mark the reload band on the charts."""
-        return self._reload(model, "apply", what, lambda: self.config.apply(model, config))
+    def apply(self, model: str, config, what: str, base: str | None = None, confirm_contract: bool = False):
+        """Hot-reload a model with a new config (checked, verified, rolled back on failure); mark the band."""
+        return self._reload(model, "apply", what, lambda: self.config.apply(
+            model, config, base=base, confirm_contract=confirm_contract))
 
     def undo(self, model: str):
         """Go back to the model's previous config version."""

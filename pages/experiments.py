@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.experiments.compare import compare
 from app.metrics.catalog import fmt, label
+from app.ui.access import can_operate
 from app.ui.layout import lab_or_stop
 from app.ui.traffic import traffic_status
 
@@ -17,15 +18,16 @@ st.markdown("Save the traffic run you just measured together with the config it 
             "left out); client percentiles merge every request of that window, server figures are counter "
             "differences over it.")
 traffic_status(lab, lab.load.running)
-c1, c2 = st.columns([3, 1])
-name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances", key="exp:label")
-if c2.button("Save current run", type="primary", key="exp:save", width="stretch"):
-    try:
-        saved = lab.save_experiment(name)
-    except ValueError as exc:
-        st.error(str(exc))
-    else:
-        st.success(f"Saved experiment {saved.id}: {saved.label}")
+if can_operate():
+    c1, c2 = st.columns([3, 1])
+    name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances", key="exp:label")
+    if c2.button("Save current run", type="primary", key="exp:save", width="stretch"):
+        try:
+            saved = lab.save_experiment(name)
+        except ValueError as exc:
+            st.error(str(exc))
+        else:
+            st.success(f"Saved experiment {saved.id}: {saved.label}")
 runs = lab.experiments.list()
 if not runs:
     st.info("No experiments yet.")

@@ -3,13 +3,13 @@ import streamlit as st
 
 from app.ui import concepts
 from app.ui.layout import header, lab_or_stop
-from app.ui.state import viewer_mode
+from app.ui.access import can_operate
 from app.ui.status import server_panel
 from app.ui.traffic import traffic_status
 
 lab = lab_or_stop()
 header("Triton Batching Lab", concepts.OVERVIEW, expanded=True)
-server_panel(lab, allow_restart=not viewer_mode())
+server_panel(lab, allow_restart=can_operate())
 st.subheader("Traffic")
 traffic_status(lab, lab.load.running)
 st.subheader("Where to start")

@@ -1,13 +1,14 @@
 """config.pbtxt as a protobuf ModelConfig: pure edits, validation, and apply = hot reload + atomic write + history."""
-from app.config.apply import ApplyResult, ConfigPersistError, ConfigService
+from app.config.apply import ApplyResult, ConfigPersistError, ConfigService, config_version
+from app.config.contract import ContractChange, contract_changes, unservable
 from app.config.caps import ServerCaps, gpu_count_from_metrics, server_caps, server_gpu_count
 from app.config.edits import (
     disable_dynamic_batching, disable_sequence_batching, set_dynamic_batching, set_instance_group,
     set_instance_groups, set_max_batch_size, set_parameters, set_sequence_batching, set_settings,
 )
 from app.config.errors import (
-    ConfigError, ConfigParseError, ConfigRejectedError, ConfigValidationError, HistoryError, Problem,
-    ServerQueryError,
+    ConfigError, ConfigParseError, ConfigRejectedError, ConfigRolledBackError, ConfigTimeoutError,
+    ConfigValidationError, ContractChangeError, HistoryError, Problem, ServerQueryError, StaleConfigError, clean,
 )
 from app.config.history import Action, ConfigHistory, Version, unified_diff
 from app.config.model_config import (
@@ -24,7 +25,8 @@ from app.config.settings import (
 from app.config.validate import Limits, problems, validate
 
 __all__ = [
-    "Action", "ApplyResult", "ConfigError", "ConfigHistory", "ConfigParseError", "ConfigPersistError",
+    "Action", "ApplyResult", "ConfigError", "ConfigRolledBackError", "ConfigTimeoutError", "ContractChange",
+    "ContractChangeError", "StaleConfigError", "clean", "config_version", "contract_changes", "unservable", "ConfigHistory", "ConfigParseError", "ConfigPersistError",
     "ConfigRejectedError", "ConfigService", "ConfigValidationError", "DynamicBatching", "HistoryError",
     "InstanceGroup", "Kind", "Limits", "ModelConfig", "ModelSettings", "Problem", "QueuePolicy",
     "SequenceBatching", "ServerCaps", "ServerQueryError", "Strategy", "TimeoutAction", "Version",

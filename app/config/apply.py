@@ -1,6 +1,7 @@
 """Apply a config: validate, hot-reload through the model control API, then persist and record it."""
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -11,17 +12,28 @@ import tritonclient.http as triton_http
 from tritonclient.utils import InferenceServerException
 
 from app.config.caps import ServerCaps, server_caps
-from app.config.errors import ConfigError, ConfigRejectedError, ConfigValidationError, ServerQueryError
+from app.config.contract import contract_changes, unservable
+from app.config.errors import (ConfigError, ConfigRejectedError, ConfigRolledBackError, ConfigTimeoutError,
+                               ConfigValidationError, ContractChangeError, ServerQueryError, StaleConfigError, clean)
 from app.config.history import Action, ConfigHistory, Version, history_root, repository_key, unified_diff
 from app.config.model_config import ModelConfig, copy_config, format_config, from_json, parse_config, to_json
 from app.config.model_config import write_text_atomic
 from app.config.validate import validate
+from app.config.verify import SmokeFailure, answer_check, verify
 from app.server.endpoint import Endpoint
 from app.server.repository import model_dir
 
 
 class ConfigPersistError(ConfigError):
     """The server took the new config but config.pbtxt could not be written."""
+
+
+RESTORE_TIMEOUT_S = 120.0
+
+
+def config_version(text: str) -> str:
+    """Return a short fingerprint of a config text: what an apply was built from."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -35,12 +47,14 @@ class ApplyResult:
     seconds: float
     version_id: str
     persisted: bool
+    verified: str = ""
 
     @property
     def message(self) -> str:
         """Return a one-line summary for the UI."""
         where = "and wrote config.pbtxt" if self.persisted else "- not persisted: no local repository (remote server)"
-        return f"reloaded {self.model} in {self.seconds:.2f} s {where} (version {self.version_id})"
+        checked = f"; checked: {self.verified}" if self.verified else ""
+        return f"reloaded {self.model} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}"
 
 
 class ConfigService:
@@ -48,7 +62,7 @@ class ConfigService:
 
     def __init__(self, endpoint: Endpoint, repo_path: Path | None, *, history: ConfigHistory | None = None,
                  caps: ServerCaps | None = None, clock: Callable[[], float] = time.perf_counter,
-                 load_timeout_s: float = 600.0, server_log: Callable[[], str] | None = None,
+                 load_timeout_s: float = 45.0, server_log: Callable[[], str] | None = None,
                  config_name: str | None = None) -> None:
         self.endpoint = endpoint
         self.config_name = config_name  # the server's --model-config-name: configs/<name>.pbtxt wins when present
@@ -96,9 +110,26 @@ class ConfigService:
         return unified_diff(self.current_text(model), format_config(self._named(model, new)),
                             f"{model}/config.pbtxt", "new")
 
-    def apply(self, model: str, new: ModelConfig, note: str = "") -> ApplyResult:
-        """Validate, hot-reload with new as the config override, then persist and record it."""
-        return self._apply(model, new, Action.APPLY, note=note)
+    def apply(self, model: str, new: ModelConfig, note: str = "", *, base: str | None = None,
+              confirm_contract: bool = False) -> ApplyResult:
+        """Validate, check the contract, hot-reload, verify (rolling back on failure), then persist and record.
+
+        base: config_version() of the text the change was built from; refused when another apply landed since.
+        confirm_contract: the caller has shown the contract changes and the person confirmed them.
+        """
+        return self._apply(model, new, Action.APPLY, base=base, confirm=confirm_contract, note=note)
+
+    def contract_preview(self, model: str, new: ModelConfig) -> list:
+        """Return the contract changes new would make against the current config (shown before asking to confirm)."""
+        return contract_changes(self.current(model), self._named(model, new))
+
+    def undo_blocked(self, model: str) -> str | None:
+        """Return why Undo cannot run now (None when it can)."""
+        try:
+            self.history_store.undo_target(model)
+        except ConfigError as exc:
+            return str(exc)
+        return None
 
     def history(self, model: str) -> list[Version]:
         """Return the recorded versions of the model's config, oldest first."""
@@ -110,32 +141,74 @@ class ConfigService:
             self._baseline(model, self.current_text(model))
             target = self.history_store.undo_target(model)
             text = self.history_store.text(model, target.id)
-            return self._apply(model, parse_config(text), Action.UNDO, restores=target.id)
+            return self._apply(model, parse_config(text), Action.UNDO, confirm=True, restores=target.id)
 
     def rollback(self, model: str, version_id: str) -> ApplyResult:
         """Apply a recorded version again."""
         text = self.history_store.text(model, version_id)
-        return self._apply(model, parse_config(text), Action.ROLLBACK, restores=version_id)
+        return self._apply(model, parse_config(text), Action.ROLLBACK, confirm=True, restores=version_id)
 
-    def _apply(self, model: str, new: ModelConfig, action: Action, **note) -> ApplyResult:
+    def _apply(self, model: str, new: ModelConfig, action: Action, base: str | None = None, confirm: bool = False,
+               **note) -> ApplyResult:
         new = self._named(model, new)
         validate(new, self.caps())
+        refused = unservable(new)
+        if refused:
+            raise ConfigValidationError.of(refused)
         new_text = format_config(new)
         with self._lock:
             old_text = self.current_text(model)
+            if base is not None and base != config_version(old_text):
+                raise StaleConfigError(model, old_text)
+            old = parse_config(old_text, source=f"{model}/config.pbtxt")
+            changes = contract_changes(old, new)
+            if changes and not confirm:
+                raise ContractChangeError(model, changes)
             self._baseline(model, old_text)
             started = self._clock()
-            try:
-                self._client(self._load_timeout_s).load_model(model, config=to_json(new))
-            except InferenceServerException as exc:
-                raise ConfigRejectedError(model, self._reason(model, exc.message() or str(exc))) from exc
+            self._load(model, new, old)
             seconds = self._clock() - started
+            try:
+                checked = verify(self.endpoint, model, new, answer_check(self.repo, model))
+            except SmokeFailure as failure:
+                raise ConfigRolledBackError(model, str(failure), self._restore(model, old)) from failure
             persisted = self._persist(model, new_text)
             if not persisted:  # remote: record what the server serves, so the next baseline matches it
                 new_text = self.current_text(model)
             version = self.history_store.record(model, new_text, action, persisted=persisted, seconds=seconds, **note)
         diff = unified_diff(old_text, new_text, f"{model}/config.pbtxt (before)", f"{model}/config.pbtxt (after)")
-        return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted)
+        return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted, checked)
+
+    def _load(self, model: str, new: ModelConfig, old: ModelConfig) -> None:
+        """Load new; when the server refuses or does not answer in time, make sure the old config serves."""
+        try:
+            self._client(self._load_timeout_s).load_model(model, config=to_json(new))
+        except InferenceServerException as exc:
+            reason = self._reason(model, exc.message() or str(exc))
+            raise ConfigRejectedError(model, reason, self._ensure_serving(model, old)) from exc
+        except Exception as exc:  # noqa: BLE001 - a time-out or a dropped connection: the load may still run
+            raise ConfigTimeoutError(model, f"the load did not answer within {self._load_timeout_s:g} s ({exc})",
+                                     self._restore(model, old)) from exc
+
+    def _ensure_serving(self, model: str, old: ModelConfig) -> str:
+        """After a refused load: check that the old config serves; load it again when the model fell over."""
+        try:
+            verify(self.endpoint, model, old, answer_check(self.repo, model))
+        except SmokeFailure as failure:
+            return f"the failed load left it not serving ({failure}); " + self._restore(model, old)
+        return "it keeps serving the old one (checked)"
+
+    def _restore(self, model: str, old: ModelConfig) -> str:
+        """Load the previous config again and check it; say what serves now."""
+        try:  # a known-good config; it may have to wait for a load still running on the server
+            self._client(max(self._load_timeout_s, RESTORE_TIMEOUT_S)).load_model(model, config=to_json(old))
+            checked = verify(self.endpoint, model, old, answer_check(self.repo, model))
+        except (InferenceServerException, SmokeFailure) as exc:
+            return (f"the previous config could NOT be restored ({clean(str(exc))[:300]}): the model may be "
+                    "unavailable — see the server log, fix the config, and apply it or restart the server")
+        except Exception as exc:  # noqa: BLE001 - reported, never raised from inside a failure report
+            return f"restoring the previous config did not answer ({exc}): check the server"
+        return f"the previous config was restored and serves ({checked})"
 
     def _persist(self, model: str, text: str) -> bool:
         if self.repo is None:

@@ -22,7 +22,8 @@ def parse_config(text: str, source: str = "config") -> ModelConfig:
     try:
         return text_format.Parse(text, ModelConfig())
     except text_format.ParseError as exc:
-        raise ConfigParseError(f"{source} is not a valid Triton model config: {exc}{_hint(exc)}") from exc
+        raise ConfigParseError(f"{source} is not a valid Triton model config: {exc}{_hint(exc)}",
+                               exc.GetLine(), exc.GetColumn()) from exc
 
 
 def format_config(config: ModelConfig) -> str:

@@ -14,7 +14,7 @@ from app.knobs import apply_knobs, describe
 from app.lab import Lab
 from app.metrics.catalog import fmt
 from app.ui.live import p99_text
-from app.ui.state import viewer_mode
+from app.ui.access import can_operate
 
 SPAN_S = 20
 
@@ -62,7 +62,7 @@ def _panel(lab: Lab, model: str) -> None:
 def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
     with st.container(border=True):
         st.markdown(f"**{finding.title}**  \n{finding.evidence}  \n*Try:* {finding.suggestion}")
-        if finding.knobs and not viewer_mode():
+        if finding.knobs and can_operate():
             label = f"Apply the suggestion: {describe(finding.knobs)}"
             if st.button(label, key=f"diag:{model}:{finding.pattern}"):
                 new = apply_knobs(settings, finding.knobs)

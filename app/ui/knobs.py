@@ -33,7 +33,8 @@ def instances(s: ModelSettings, key: str) -> ModelSettings:
         with st.expander("Simulated device (labelled cost model)"):
             for name, label in COST_PARAMS.items():
                 if name in params:
-                    params[name] = str(st.number_input(label, min_value=0.0, value=float(params[name]), key=f"{key}:{name}"))
+                    value = st.number_input(label, min_value=0.0, value=float(params[name]), key=f"{key}:{name}")
+                    params[name] = keep_text(params[name], value)
         out = replace(out, parameters=params)
     return out
 
@@ -103,6 +104,16 @@ def priority(s: ModelSettings, key: str) -> ModelSettings:
     dyn = replace(dyn, priority_levels=int(levels), default_priority_level=int(default) if levels else 0,
                   priority_queue_policies=tuple(out_policies) if levels else ())
     return replace(s, dynamic_batching=dyn, sequence_batching=None)
+
+
+def keep_text(text: str, value: float) -> str:
+    """Return the parameter's own text when the number is unchanged ("16" stays "16", never "16.0")."""
+    try:
+        if float(text) == value:
+            return text
+    except ValueError:
+        pass
+    return f"{value:g}" if value == int(value) or abs(value) >= 1e-4 else repr(value)
 
 
 def _nearest(value: int, options: tuple[int, ...]) -> int:

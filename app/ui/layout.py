@@ -1,23 +1,26 @@
 """Page scaffolding: the server banner, the model picker and the config panel with Apply and Undo."""
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 
 import streamlit as st
 
+from app.config.apply import config_version
 from app.config.edits import set_settings
-from app.config.errors import ConfigError
+from app.config.errors import (ConfigError, ConfigRolledBackError, ContractChangeError, StaleConfigError, clean)
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
 from app.knobs import summarize_change
 from app.lab import Lab
 from app.server.embedded import ServerStartError
-from app.ui.state import get_lab, viewer_mode
+from app.ui.editor import raw_editor
+from app.ui.access import access, token_prompt
+from app.ui.state import get_lab
 
 
 def lab_or_stop() -> Lab:
     """Return the shared Lab, or show why the server is not there and stop the page."""
+    token_prompt()
     try:
         lab = get_lab()
     except (ServerStartError, OSError, ValueError) as exc:
@@ -51,41 +54,76 @@ def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | 
 
 
 def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings, str], ModelSettings]) -> None:
-    """Knobs pre-filled from the model's current config, the diff, Apply and Undo."""
-    if viewer_mode():
-        st.info("Viewer mode: configuration changes are hidden.")
+    """Knobs pre-filled from the model's current config, the diff, Apply and Undo, and the raw editor."""
+    allowed = access()
+    if not allowed.operate:
+        st.info(f"Read-only: {allowed.reason}.")
         return
     try:
+        text = lab.config.current_text(model)
         current = lab.config.current(model)
     except ConfigError as exc:
         st.error(str(exc))
         return
-    version = hashlib.sha1(str(current).encode()).hexdigest()[:8]
+    version = config_version(text)  # what an Apply is built from: refused if another one lands first
     old = settings_of(current)
     new = knobs(old, f"{key}:{model}:{version}")
     proposed = set_settings(current, new)
     diff = lab.config.preview_diff(model, proposed)
     with st.expander("Config diff" + (" (pending change)" if diff else " (no change)"), expanded=bool(diff)):
         st.code(diff or "no change", language="diff")
+    blocked = lab.config.undo_blocked(model)
     c1, c2 = st.columns(2)
     if c1.button("Apply", type="primary", disabled=not diff, key=f"{key}:apply", width="stretch"):
-        _run(f"{key}:result", lambda: lab.apply(model, proposed, summarize_change(old, new)))
-    if c2.button("Undo", key=f"{key}:undo", width="stretch"):
-        _run(f"{key}:result", lambda: lab.undo(model))
-    message = st.session_state.pop(f"{key}:result", None)
-    if message:
-        (st.success if message[0] == "ok" else st.error)(message[1])
+        run_apply(f"{key}:result", lambda confirm: lab.apply(model, proposed, summarize_change(old, new), base=version,
+                                                             confirm_contract=confirm))
+    if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None,
+                 help=blocked or "bring back the config that served before the last change"):
+        run_apply(f"{key}:result", lambda confirm: lab.undo(model))
+    show_outcome(f"{key}:result")
+    raw_editor(lab, model, key, text, version)
 
 
-def _run(result_key: str, action: Callable) -> None:
-    """Run an apply/undo; keep its outcome for the rerun that redraws the widgets from the new config."""
+def run_apply(result_key: str, action: Callable[[bool], object], confirm: bool = False) -> None:
+    """Run an apply or undo; keep its outcome (or the contract question) for the rerun that redraws the knobs."""
     try:
-        result = action()
+        result = action(confirm)
+    except ContractChangeError as exc:
+        st.session_state[result_key] = ("confirm", exc, action)
+        return
+    except StaleConfigError as exc:
+        st.session_state[result_key] = ("error", f"Not applied — {exc}")
+        st.rerun()
+    except ConfigRolledBackError as exc:
+        st.session_state[result_key] = ("error", f"Rolled back — {exc}")
+        st.rerun()
     except ConfigError as exc:
-        st.session_state[result_key] = ("error", f"Not applied — the model keeps serving its previous config.\n\n{exc}")
+        st.session_state[result_key] = ("error", f"Not applied — {exc}")
         return
     except Exception as exc:  # noqa: BLE001 - a dead server must not crash the page
-        st.session_state[result_key] = ("error", f"Not applied: the server did not answer ({exc}).")
+        st.session_state[result_key] = ("error", f"Not applied: the server did not answer ({clean(str(exc))}).")
         return
     st.session_state[result_key] = ("ok", result.message)
     st.rerun()
+
+
+def show_outcome(result_key: str) -> None:
+    """Show the last apply's outcome; for a contract change, the changes and a button to confirm them."""
+    outcome = st.session_state.get(result_key)
+    if not outcome:
+        return
+    if outcome[0] != "confirm":
+        st.session_state.pop(result_key, None)
+        (st.success if outcome[0] == "ok" else st.error)(outcome[1])
+        return
+    _, exc, action = outcome
+    st.warning("**This changes the model's contract with its clients** — requests built for the old config may "
+               "fail:\n\n" + "\n".join(f"- {c}" for c in exc.changes))
+    c1, c2 = st.columns(2)
+    if c1.button("Apply anyway: I accept the contract change", key=f"{result_key}:confirm"):
+        st.session_state.pop(result_key, None)
+        run_apply(result_key, action, confirm=True)
+        show_outcome(result_key)
+    elif c2.button("Cancel", key=f"{result_key}:cancel"):
+        st.session_state.pop(result_key, None)
+        st.rerun()

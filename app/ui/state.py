@@ -1,8 +1,6 @@
 """Process-wide objects shared by every browser session."""
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from app.lab import Lab
@@ -12,8 +10,3 @@ from app.lab import Lab
 def get_lab() -> Lab:
     """Return the one Lab of this process (starts the embedded server on first use)."""
     return Lab.create()
-
-
-def viewer_mode() -> bool:
-    """Return True in demo viewer mode (TBL_VIEWER=1): traffic and charts, no config changes."""
-    return os.environ.get("TBL_VIEWER", "").strip().lower() in ("1", "true", "yes", "on")

@@ -7,6 +7,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app.lab import Lab
+from app.ui.access import can_operate
 from app.traffic import (ARRIVALS, LIMITS, MIXES, RETRIES, TrafficForm, build_spec, form_from_spec, load_targets,
                          problems)
 from loadgen.report import describe_load
@@ -16,6 +17,9 @@ def traffic_panel(lab: Lab, model: str, key: str, preset: TrafficForm) -> None:
     """Widgets for the load; one generator per server, shared by every page and session."""
     snap = lab.load.snapshot(window_s=0)
     running = lab.load.running
+    if not can_operate():
+        traffic_status(lab, running)
+        return
     k = f"{key}:traffic"
     fk = f"{k}:{lab.load.runs}"  # a new run (from any page or session) redraws the form from its spec
     here = running and snap.spec is not None and model in load_targets(snap.spec)

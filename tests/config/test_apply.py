@@ -16,6 +16,7 @@ from app.config import (
     set_instance_group, settings_of,
 )
 from tests.config.conftest import infer_gpu_sim
+from tests.helpers import wait_until
 
 
 def _with(config, count=None, delay=None):
@@ -71,8 +72,8 @@ def test_rejected_reload_keeps_the_old_config_serving(make, reason, service, tri
     monkeypatch.setattr(apply_module, "validate", lambda config, caps: None)  # reach the server's own checks
     path = triton.repo / "gpu_sim" / "config.pbtxt"
     file_before, live_before = path.read_bytes(), client.get_model_config("gpu_sim")
-    with pytest.raises(ConfigRejectedError, match="keeps serving the old one") as info:
-        service.apply("gpu_sim", make(service.current("gpu_sim")))
+    with pytest.raises(ConfigRejectedError, match=r"keeps serving the old one \(checked\)") as info:
+        service.apply("gpu_sim", make(service.current("gpu_sim")), confirm_contract=True)
     print(f"\nrejected: {info.value.server_message}")
     assert reason in info.value.server_message
     assert path.read_bytes() == file_before
@@ -128,7 +129,7 @@ def test_remote_mode_reloads_without_persisting(triton, tmp_path, restore_model)
 
 def test_hot_reload_under_sustained_load(service, triton, restore_model):
     restore_model("gpu_sim")
-    threads_n, reloads_n = 8, 10
+    threads_n, reloads_n = 8, 50
     stop = threading.Event()
     done: list[tuple[float, float]] = []  # (end time, latency) of each successful request
     failures: list[str] = []
@@ -149,7 +150,8 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
     began = time.perf_counter()
     for thread in workers:
         thread.start()
-    time.sleep(0.5)
+    time.sleep(3.5)  # a steady stretch before the first apply, to compare against
+    steady = sum(began + 0.5 <= end <= began + 3.5 for end, _ in done) / 3.0
     windows, seconds = [], []
     base = service.current("gpu_sim")
     for i in range(reloads_n):
@@ -164,9 +166,12 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
     elapsed = time.perf_counter() - began
     during = [sum(t0 <= end <= t1 for end, _ in done) for t0, t1 in windows]
     latencies = sorted(lat for _, lat in done)
+    applying = sum(t1 - t0 for t0, t1 in windows)
     print(
         f"\nreload under load: {threads_n} threads, {reloads_n} reloads, {len(done) + len(failures)} requests, "
-        f"{len(failures)} failures, {elapsed:.1f} s, {len(done) / elapsed:.0f} req/s; seconds per reload "
+        f"{len(failures)} failures, {elapsed:.1f} s; steady {steady:.0f} req/s, during applies "
+        f"{sum(during) / applying:.0f} req/s over {applying:.1f} s (apply {applying / reloads_n:.2f} s each, "
+        f"reload + verify); seconds per reload "
         f"mean {statistics.mean(seconds):.2f} min {min(seconds):.2f} max {max(seconds):.2f}; requests completed "
         f"during each reload {during}; latency p50 {latencies[len(latencies) // 2] * 1e3:.1f} ms "
         f"max {latencies[-1] * 1e3:.0f} ms"
@@ -199,3 +204,38 @@ def test_a_named_config_is_read_and_written_instead_of_config_pbtxt(triton, hist
         assert (folder / "config.pbtxt").read_bytes() == default_before
     finally:
         named.unlink()
+
+
+def test_an_apply_built_from_an_older_config_is_refused_with_nothing_lost(service, triton, restore_model):
+    from app.config import StaleConfigError, config_version  # noqa: PLC0415
+
+    restore_model("gpu_sim")
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    seen = path.read_text()
+    first = _with(service.current("gpu_sim"), delay=500 + 250)  # "delay -> 750" prepared from `seen`...
+    second = _with(service.current("gpu_sim"), count=3)  # ..."instances -> 3" prepared from the same text
+    service.apply("gpu_sim", first, base=config_version(seen))
+    after_first = path.read_bytes()
+    with pytest.raises(StaleConfigError, match="another change to 'gpu_sim' landed"):
+        service.apply("gpu_sim", second, base=config_version(seen))  # would silently undo the first
+    assert path.read_bytes() == after_first
+    assert dynamic_batching_of(service.live("gpu_sim")).max_queue_delay_microseconds == 750
+    assert instance_groups_of(service.live("gpu_sim"))[0].count == 1
+
+
+def test_a_load_that_does_not_answer_in_time_restores_the_old_config(triton, history, restore_model):
+    from app.config import ConfigTimeoutError  # noqa: PLC0415
+
+    restore_model("gpu_sim")
+    service = ConfigService(triton.endpoint, triton.repo, history=history, load_timeout_s=0.05)
+    path = triton.repo / "gpu_sim" / "config.pbtxt"
+    before = path.read_bytes()
+    with pytest.raises(ConfigTimeoutError) as info:
+        service.apply("gpu_sim", _with(service.current("gpu_sim"), count=2))
+    print(f"\n{info.value}")
+    assert "did not answer within 0.05 s" in str(info.value) and "restored and serves" in str(info.value)
+    assert path.read_bytes() == before and Action.APPLY not in [v.action for v in service.history("gpu_sim")]
+    client = triton_http.InferenceServerClient(triton.endpoint.host_port)
+    wait_until(lambda: client.is_model_ready("gpu_sim") and instance_groups_of(service.live("gpu_sim"))[0].count == 1,
+               60, "the old config to serve again")
+    assert np.array_equal(infer_gpu_sim(client, 2.0), np.full((1, 256), 2.0, dtype=np.float32))

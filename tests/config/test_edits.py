@@ -36,9 +36,6 @@ CASES = {
     "cost_parameters": ("gpu_sim", lambda c: set_parameters(c, {"compute_us_batch1": 500, "copy_us_per_kib": None}),
                         lambda live: parameters_of(live)["compute_us_batch1"] == "500"
                         and "copy_us_per_kib" not in parameters_of(live)),
-    "sequence_on_stateless": ("gpu_sim", lambda c: set_sequence_batching(disable_dynamic_batching(c), DIRECT),
-                              lambda live: sequence_batching_of(live) == DIRECT
-                              and dynamic_batching_of(live) is None),
     "sequence_oldest": ("stream_acc", lambda c: set_sequence_batching(c, OLDEST),
                         lambda live: sequence_batching_of(live) == OLDEST
                         and len(live.sequence_batching.control_input) == 4),
@@ -65,7 +62,7 @@ def test_edit_returns_a_new_config_and_leaves_the_input_alone(case):
 def test_edit_applied_to_the_server_reads_back(case, service, restore_model):
     model, edit, check = CASES[case]
     restore_model(model)
-    service.apply(model, edit(service.current(model)))
+    service.apply(model, edit(service.current(model)), confirm_contract=True)  # sequence_off drops control inputs
     assert check(service.live(model))
     assert check(service.current(model))
 

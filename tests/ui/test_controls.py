@@ -165,3 +165,55 @@ def test_three_batchings_checks_each_model(ui_env):
     assert set(table["fits"]) == {"yes"}
     at.selectbox(key="three:model").set_value("stream_acc").run()
     ok(at)
+
+
+def _raw(at):
+    return next(t for t in at.text_area if t.label == "config.pbtxt")
+
+
+def test_raw_editor_shows_a_syntax_error_by_line_and_column(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    at = open_page("pages/dynamic_batching.py")
+    _raw(at).set_value(_raw(at).value.replace("max_batch_size: 32", "max_batch_size: \x1b[31mlots\x1b[0m")).run()
+    (error,) = texts(at.error)
+    assert error.startswith("Syntax error — line 2, column 17") and "\x1b" not in error, error
+
+
+def test_raw_editor_applies_through_the_same_checked_path(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    at = open_page("pages/dynamic_batching.py")
+    _raw(at).set_value(_raw(at).value.replace("max_queue_delay_microseconds: 500",
+                                              "max_queue_delay_microseconds: 1500")).run()
+    assert "+  max_queue_delay_microseconds: 1500" in at.code[-1].value
+    ok(at.button(key="dynamic:gpu_sim:raw:apply").click().run())
+    assert any("reloaded gpu_sim" in t and "checked: READY" in t for t in texts(at.success)), texts(at.success)
+    assert "max_queue_delay_microseconds: 1500" in file_text(triton, "gpu_sim")
+    assert widget(at.select_slider, "max_queue_delay_microseconds").value == 1000  # knobs redrawn (nearest option)
+
+
+def test_raw_editor_asks_to_confirm_a_contract_change(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    before = file_text(triton, "gpu_sim")
+    at = open_page("pages/dynamic_batching.py")
+    _raw(at).set_value(_raw(at).value.replace('name: "OUTPUT"', 'name: "RESULT"')).run()
+    assert any("contract" in w for w in texts(at.warning)), texts(at.warning)
+    assert at.button(key="dynamic:gpu_sim:raw:apply").disabled  # not until the change is accepted
+    next(c for c in at.checkbox if c.label == "I accept the contract change").check().run()
+    at.button(key="dynamic:gpu_sim:raw:apply").click().run()
+    assert any(e.startswith("Rolled back —") and "lacks output(s) ['RESULT']" in e for e in texts(at.error)), \
+        texts(at.error)
+    assert file_text(triton, "gpu_sim") == before
+
+
+def test_undo_is_disabled_with_the_reason_when_there_is_nothing_to_undo(ui_env, triton, restore_model):
+    restore_model("mlp")
+    at = open_page("pages/dynamic_batching.py")
+    at.selectbox(key="dynamic:model").set_value("mlp").run()
+    undo = at.button(key="dynamic:undo")
+    assert undo.disabled and "nothing to undo" in undo.help
+
+
+def test_untouched_cost_parameters_keep_their_text(ui_env, triton, restore_model):
+    restore_model("gpu_sim")
+    at = open_page("pages/instances.py")
+    assert at.button(key="instances:apply").disabled, at.code[0].value  # "3000" did not become "3000.0"

@@ -31,12 +31,42 @@ def test_overview_shows_version_and_ready_models(ui_env, triton):
     assert set(models["state"]) == {"READY"}
 
 
-def test_viewer_mode_hides_config_changes_but_keeps_traffic(ui_env, monkeypatch):
+def test_viewer_mode_is_read_only(ui_env, monkeypatch):
     monkeypatch.setenv("TBL_VIEWER", "1")
     at = open_page("pages/dynamic_batching.py")
     labels = [b.label for b in at.button]
-    assert "Apply" not in labels and "Undo" not in labels
-    assert "Start traffic" in labels
-    assert any("Viewer mode" in i.value for i in at.info)
+    assert not {"Apply", "Undo", "Start traffic", "Stop traffic"} & set(labels), labels
+    assert any("Read-only: viewer mode" in i.value for i in at.info)
     overview = open_page("pages/overview.py")
     assert "Restart embedded server" not in [b.label for b in overview.button]
+    experiments = open_page("pages/experiments.py")
+    assert "Save current run" not in [b.label for b in experiments.button]
+
+
+def test_beyond_loopback_only_the_operator_token_may_change_things(ui_env, monkeypatch, caplog):
+    import app.ui.access as access  # noqa: PLC0415
+
+    monkeypatch.setattr(access, "bind_address", lambda: "0.0.0.0")
+    monkeypatch.setenv("TBL_OPERATOR_TOKEN", "s3cret")
+    at = open_page("pages/dynamic_batching.py")
+    assert "Apply" not in [b.label for b in at.button]
+    assert any("enter the operator token" in i.value for i in at.info)
+    token = next(t for t in at.sidebar.text_input if t.label == "Operator token")
+    token.set_value("guess").run()
+    assert "Apply" not in [b.label for b in at.button]
+    assert any("refused operator token" in r.getMessage() for r in caplog.records)
+    token.set_value("s3cret").run()
+    assert "Apply" in [b.label for b in at.button] and "Start traffic" in [b.label for b in at.button]
+    monkeypatch.delenv("TBL_OPERATOR_TOKEN")
+    at = open_page("pages/dynamic_batching.py")
+    assert any("read-only for everyone" in i.value for i in at.info)
+
+
+def test_access_rules():
+    from app.ui.access import decide  # noqa: PLC0415
+
+    assert decide("127.0.0.1", False, None, None).operate
+    assert not decide("127.0.0.1", True, "t", "t").operate  # viewer mode wins
+    assert not decide("0.0.0.0", False, None, None).operate
+    assert not decide("0.0.0.0", False, "t", "x").operate
+    assert decide("0.0.0.0", False, "t", "t").operate

@@ -1,0 +1,114 @@
+"""After a reload: is the model READY, and does a smoke request built from its config get the right answer?"""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import tritonclient.http as triton_http
+from tritonclient.grpc import model_config_pb2 as pb
+
+from app.config.model_config import ModelConfig
+from app.fit import check
+from app.server.endpoint import Endpoint
+from app.server.repository import ModelNameError, model_dir
+
+STEPS = (3, 4, 5)  # the smoke sequence of a stateful model: expected running sums 3, 7, 12
+
+
+class SmokeFailure(Exception):
+    """The model did not serve the smoke request right; the message says what went wrong."""
+
+
+def answer_check(repo, model: str) -> str | None:
+    """Return the model's answer check (identity, running_sum, softmax) from its folder's lab.json."""
+    if repo is None:
+        return None
+    try:
+        path = model_dir(repo, model) / "lab.json"
+        return json.loads(path.read_text()).get("answer") if path.is_file() else None
+    except (ModelNameError, OSError, ValueError):
+        return None
+
+
+def verify(endpoint: Endpoint, model: str, config: ModelConfig, answer: str | None, timeout_s: float = 15.0) -> str:
+    """Return what was checked; raise SmokeFailure when the model is not READY or answers wrongly.
+
+    The answer itself is checked only when the scheduler fits the model: a stateful model put on
+    dynamic batching on purpose (to show the failure) must still answer, but not right.
+    """
+    client = triton_http.InferenceServerClient(endpoint.host_port, network_timeout=timeout_s)
+    try:
+        if not client.is_model_ready(model):
+            raise SmokeFailure(f"{model} is not READY after the reload")
+        fits = check(model, config).ok
+        if config.HasField("sequence_batching"):
+            sums = _sequence(client, model, config)
+            if fits and answer == "running_sum" and sums != [3, 7, 12]:
+                raise SmokeFailure(f"a 3-step sequence 3, 4, 5 answered {sums}, not the running sums [3, 7, 12]")
+            return f"READY; a 3-step sequence answered {sums}"
+        inputs, arrays = _request(config)
+        result = client.infer(model, inputs, outputs=[triton_http.InferRequestedOutput(o.name) for o in config.output])
+        got = {o.name: result.as_numpy(o.name) for o in config.output}
+        missing = [name for name, value in got.items() if value is None]
+        if missing:
+            raise SmokeFailure(f"the reply lacks output(s) {missing}")
+        if fits:
+            _check_answer(answer, arrays, got)
+        return f"READY; a smoke request answered {', '.join(f'{k} {list(v.shape)}' for k, v in got.items())}"
+    except SmokeFailure:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of the request is the model not serving
+        raise SmokeFailure(f"a smoke request failed: {_short(exc)}") from exc
+
+
+def _shape(tensor, batched: bool) -> list[int]:
+    dims = [d if d > 0 else 1 for d in tensor.dims]
+    return [1, *dims] if batched else dims
+
+
+def _request(config: ModelConfig) -> tuple[list, list[np.ndarray]]:
+    inputs, arrays = [], []
+    for tensor in config.input:
+        if getattr(tensor, "optional", False):
+            continue
+        dtype = pb.DataType.Name(tensor.data_type).removeprefix("TYPE_").replace("STRING", "BYTES")
+        shape = _shape(tensor, config.max_batch_size > 0)
+        data = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) / 10.0
+        array = data.astype(triton_http.triton_to_np_dtype(dtype)) if dtype != "BYTES" else data.astype(np.object_)
+        item = triton_http.InferInput(tensor.name, shape, dtype)
+        item.set_data_from_numpy(array)
+        inputs.append(item)
+        arrays.append(array)
+    return inputs, arrays
+
+
+def _check_answer(answer: str | None, arrays: list[np.ndarray], got: dict) -> None:
+    if answer == "identity":
+        (out,) = got.values()
+        if out.shape != arrays[0].shape or not np.array_equal(out, arrays[0]):
+            raise SmokeFailure("the identity model did not return its input")
+    elif answer == "softmax":
+        (out,) = got.values()
+        if out.min() < 0 or not np.allclose(out.sum(axis=-1), 1.0, atol=1e-3):
+            raise SmokeFailure(f"the softmax output does not sum to 1 (sums {out.sum(axis=-1).tolist()})")
+
+
+def _sequence(client, model: str, config: ModelConfig) -> list[int]:
+    tensor = config.input[0]
+    dtype = pb.DataType.Name(tensor.data_type).removeprefix("TYPE_")
+    shape = _shape(tensor, config.max_batch_size > 0)
+    sequence_id = random.randrange(1 << 40, 1 << 50)
+    sums = []
+    for i, value in enumerate(STEPS):
+        item = triton_http.InferInput(tensor.name, shape, dtype)
+        item.set_data_from_numpy(np.full(shape, value, dtype=triton_http.triton_to_np_dtype(dtype)))
+        result = client.infer(model, [item], sequence_id=sequence_id, sequence_start=i == 0,
+                              sequence_end=i == len(STEPS) - 1)
+        sums.append(int(result.as_numpy(config.output[0].name).reshape(-1)[0]))
+    return sums
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "…"

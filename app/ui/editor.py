@@ -1,0 +1,51 @@
+"""The raw config.pbtxt editor: the same validate -> contract -> apply -> verify -> persist path as the knobs."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.config.errors import ConfigError, ConfigParseError
+from app.config.model_config import parse_config
+from app.config.validate import problems
+
+
+def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
+    """An expander with the full config text, its syntax errors, diff, contract changes, Apply and download."""
+    from app.ui.layout import run_apply, show_outcome  # noqa: PLC0415 - layout imports this module
+
+    with st.expander("Edit config.pbtxt", expanded=f"{key}:raw:result" in st.session_state):
+        show_outcome(f"{key}:raw:result")
+        edited = st.text_area("config.pbtxt", value=text, height=360, key=f"{key}:{model}:raw:{version}",
+                              help="The whole file. Apply validates it, checks the contract, reloads the model, "
+                                   "checks it serves, and only then writes the file.")
+        st.download_button("Download the current config.pbtxt", text, file_name=f"{model}.config.pbtxt",
+                           mime="text/plain", key=f"{key}:{model}:download")
+        if edited == text:
+            st.caption("No change yet.")
+            return
+        try:
+            config = parse_config(edited, source="the edited config")
+        except ConfigParseError as exc:
+            where = f"line {exc.line}, column {exc.column}: " if exc.line else ""
+            st.error(f"Syntax error — {where}{exc}")
+            return
+        if not config.name:
+            config.name = model
+        try:
+            found = problems(config, lab.config.caps())
+            diff = lab.config.preview_diff(model, config)
+            changes = lab.config.contract_preview(model, config)
+        except ConfigError as exc:
+            st.error(str(exc))
+            return
+        for problem in found:
+            st.error(f"{problem.field}: {problem.message}")
+        st.code(diff or "no change", language="diff")
+        confirm = False
+        if changes:
+            st.warning("This changes the model's contract with its clients:\n\n" + "\n".join(f"- {c}" for c in changes))
+            confirm = st.checkbox("I accept the contract change", key=f"{key}:{model}:raw:confirm:{version}")
+        if st.button("Apply the edited config", type="primary", disabled=bool(found) or not diff or (bool(changes) and not confirm),
+                     key=f"{key}:{model}:raw:apply"):
+            run_apply(f"{key}:raw:result", lambda ok: lab.apply(model, config, "raw config edit", base=version,
+                                                                confirm_contract=ok or confirm))
+            show_outcome(f"{key}:raw:result")
