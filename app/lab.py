@@ -104,7 +104,7 @@ class Lab:
 
     def update_traffic(self, rate: float | None = None, concurrency: int | None = None) -> None:
         """Change the running load's rate or concurrency, marked."""
-        spec = self.load.snapshot(window_s=0).spec
+        spec = self.load.spec
         if not self.load.running or spec is None:
             return
         self.load.update(rate=rate, concurrency=concurrency)
@@ -114,7 +114,7 @@ class Lab:
 
     def stop_traffic(self, why: str = "traffic stop") -> None:
         """Stop the load generator (when running) and mark it."""
-        spec = self.load.snapshot(window_s=0).spec
+        spec = self.load.spec
         running = self.load.running
         self.load.stop()
         if running and spec is not None:
@@ -123,7 +123,7 @@ class Lab:
 
     def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
         """Return the window figures of [t0, t1); client figures only when the traffic targets the model."""
-        spec = self.load.snapshot(window_s=0).spec
+        spec = self.load.spec
         figures = measure(self.metrics, self.load, model, t0, t1, include_held,
                           client=spec is not None and model in load_targets(spec))
         if "all" in figures.client:  # what the clients want to send, late requests included (open loop)

@@ -51,6 +51,12 @@ class LoadController:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    @property
+    def spec(self) -> LoadSpec | None:
+        """Return the spec of the current (or last) run, None before the first."""
+        with self._lock:
+            return self._spec
+
     def start(self, spec: LoadSpec) -> None:
         """Start a run in the background and return at once; raise RuntimeError if one is going."""
         with self._lock:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.lab import Lab
 from app.ui.access import can_operate
-from app.traffic import (ARRIVALS, LIMITS, MIXES, RETRIES, TrafficForm, build_spec, form_from_spec, load_targets,
+from app.traffic import (ARRIVALS, MIXES, RETRIES, TrafficForm, build_spec, form_from_spec, load_targets,
                          problems)
 from loadgen.report import describe_load
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import tritonclient.http as triton_http
 
 from tests.ui.apptest import metric, ok, open_page, texts, wait_until, widget
