@@ -1,7 +1,11 @@
 """Triton Batching Lab: one page per concept, all driving one live Triton server."""
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="Triton Batching Lab", page_icon=":material/speed:", layout="wide")
+# a local file: nothing on the page is fetched from the internet
+st.set_page_config(page_title="Triton Batching Lab", page_icon=str(Path(__file__).parent / "app/ui/favicon.png"),
+                   layout="wide")
 
 PAGES = [
     st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),

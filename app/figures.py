@@ -53,11 +53,10 @@ class WindowFigures:
         return f"{fmt(self.t0)}–{fmt(self.t1)}"
 
 
-def measure(metrics, load, model: str, t0: float, t1: float, include_held: bool = True,
-            client: bool = True) -> WindowFigures:
-    """Return the figures of [t0, t1) from the metrics poller and (when it targets the model) the load controller."""
+def measure(metrics, load, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
+    """Return the figures of [t0, t1) from the metrics poller and the load runs that sent to the model."""
     server = metrics.window(model, t0, t1)
-    rows = load.window(t0, t1, include_held) if client and load is not None else {}
+    rows = load.window(t0, t1, include_held, model=model) if load is not None else {}
     return WindowFigures(model, t0, t1, server, rows)
 
 

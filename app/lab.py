@@ -67,11 +67,15 @@ class Lab:
         """Return what the server says about itself (up=False when it is down)."""
         return fetch_status(self.endpoint)
 
-    def restart(self) -> None:
-        """Restart the embedded server on the same ports; traffic stops (marked), the metrics history stays."""
+    def restart(self, resume_traffic: bool = False) -> None:
+        """Restart the embedded server on the same ports; traffic stops (marked) and, if asked, starts again after.
+
+        The metrics history stays.
+        """
         if self.server is None:
             raise RuntimeError("the server is remote (TRITON_URL); restart it where it runs")
         with self._lock:
+            spec = self.load.spec if self.load.running else None
             self.stop_traffic("traffic stopped for a server restart")
             band = self.markers.begin(ALL_MODELS, "restart", "server restart")
             ok = False
@@ -86,6 +90,8 @@ class Lab:
                 self.config.endpoint = endpoint
                 self.load.url = endpoint.http_url
             self.metrics.retarget(endpoint)
+            if resume_traffic and spec is not None:
+                self.start_traffic(spec)
 
     def apply(self, model: str, config, what: str, base: str | None = None, confirm_contract: bool = False):
         """Hot-reload a model with a new config (checked, verified, rolled back on failure); mark the band."""
@@ -112,6 +118,13 @@ class Lab:
         for model in sorted(load_targets(spec)):
             self.markers.add(model, "traffic", f"traffic update: {change}")
 
+    def reset_traffic_stats(self) -> None:
+        """Start the client statistics again from now (marked)."""
+        spec = self.load.spec
+        if self.load.reset_stats() and spec is not None:
+            for model in sorted(load_targets(spec)):
+                self.markers.add(model, "traffic", "client statistics reset")
+
     def stop_traffic(self, why: str = "traffic stop") -> None:
         """Stop the load generator (when running) and mark it."""
         spec = self.load.spec
@@ -122,11 +135,10 @@ class Lab:
                 self.markers.add(model, "traffic", why)
 
     def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
-        """Return the window figures of [t0, t1); client figures only when the traffic targets the model."""
+        """Return the window figures of [t0, t1); client figures from the load runs that sent to the model."""
         spec = self.load.spec
-        figures = measure(self.metrics, self.load, model, t0, t1, include_held,
-                          client=spec is not None and model in load_targets(spec))
-        if "all" in figures.client:  # what the clients want to send, late requests included (open loop)
+        figures = measure(self.metrics, self.load, model, t0, t1, include_held)
+        if "all" in figures.client and model in load_targets(spec):  # what the current run asks to send
             figures.client["all"]["target_rps"] = target_rate(spec)
         return figures
 

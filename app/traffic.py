@@ -103,9 +103,7 @@ def build_spec(form: TrafficForm) -> LoadSpec:
 
 def load_targets(spec: LoadSpec | None) -> set[str]:
     """Return the models a load spec sends to."""
-    if spec is None:
-        return set()
-    return {spec.model, *(c.model or spec.model for c in spec.classes), *(s.model for s in spec.sequences)}
+    return set(spec.targets()) if spec is not None else set()
 
 
 def target_rate(spec: LoadSpec | None) -> float | None:
@@ -116,3 +114,40 @@ def target_rate(spec: LoadSpec | None) -> float | None:
     if spec.mode is Mode.OPEN:
         return spec.rate + own
     return own or None
+
+
+def class_targets(spec: LoadSpec) -> dict[str, float | None]:
+    """Return each class's target rate (open loop: its share of the shared stream, or its own rate)."""
+    shared = [c for c in spec.classes if not c.rate]
+    total_share = sum(c.share for c in shared) or 1.0
+    out: dict[str, float | None] = {}
+    for c in spec.classes:
+        if c.rate:
+            out[c.name] = c.rate
+        elif spec.mode is Mode.OPEN:
+            out[c.name] = spec.rate * c.share / total_share
+        else:
+            out[c.name] = None
+    return out
+
+
+KEEP_UP = 0.95  # offered below this share of the target: the generator is not keeping up
+LATE_SHARE = 0.05  # more late sends than this: the schedule slips
+
+
+def keep_up_warning(spec: LoadSpec | None, window: dict, min_seconds: float = 5.0) -> str | None:
+    """Return a warning when an open-loop run sends less than asked or late, from a window of client rows."""
+    row = window.get("all") or {}
+    seconds, target = row.get("seconds") or 0, target_rate(spec)
+    if not target or seconds < min_seconds or not row.get("requests"):
+        return None
+    offered = row["requests"] / seconds
+    late = (row.get("late") or 0) / row["requests"]
+    if offered < KEEP_UP * target:
+        return (f"The load generator is not keeping up: {offered:,.0f} req/s sent of {target:,.0f} req/s asked "
+                f"over the last {seconds:.0f} s ({late:.0%} sent late). Lower the rate, or the numbers describe "
+                "a lighter load than the one you asked for.")
+    if late > LATE_SHARE:
+        return (f"{late:.0%} of requests went out late (more than {spec.late_after_ms:g} ms after their slot) over "
+                f"the last {seconds:.0f} s: the arrival pattern is smoother than asked.")
+    return None

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loadgen.records import Record, Subscriber
 from loadgen.run import LoadRun
 from loadgen.spec import LoadSpec
-from loadgen.stats import Held, WindowedStats, stats_for
+from loadgen.stats import Bucket, Held, WindowedStats, stats_for, window_rows
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ class LoadSnapshot:
 class LoadController:
     """Start, change, stop and watch one load run; safe to call from many threads (never calls Streamlit)."""
 
-    def __init__(self, url: str, held: Held | None = None) -> None:
+    def __init__(self, url: str, held: Held | None = None, past_runs: int = 8) -> None:
         self.url = url
         self.held = held  # tells the statistics which requests waited through a config reload
         self.runs = 0  # how many runs were started: a new number means a new run
@@ -44,6 +46,7 @@ class LoadController:
         self._stats: WindowedStats | None = None
         self._spec: LoadSpec | None = None
         self._error: str | None = None
+        self._past: deque[tuple[LoadRun, WindowedStats, LoadSpec]] = deque(maxlen=past_runs)
 
     @property
     def running(self) -> bool:
@@ -62,6 +65,8 @@ class LoadController:
         with self._lock:
             if self.running:
                 raise RuntimeError("a load run is already going: stop it first")
+            if self._run is not None and self._stats is not None and self._spec is not None:
+                self._past.append((self._run, self._stats, self._spec))  # its history stays on the charts
             self._stats = stats = stats_for(spec, self.held)
             self.runs += 1
             self._run = LoadRun(spec, self.url, [stats, self._fan_out], on_start=stats.set_start)
@@ -107,26 +112,64 @@ class LoadController:
         return lambda: self._unsubscribe(fn)
 
     def snapshot(self, window_s: float = 120.0) -> LoadSnapshot:
-        """Return the state, the last window_s seconds of per-second rows and the totals so far."""
+        """Return the state, per-second rows of the last window_s seconds (earlier runs too), totals so far.
+
+        Each row carries `models`: the models its run sent to.
+        """
         with self._lock:
             run, stats, running = self._run, self._stats, self.running
             spec, error = self._spec, self._error
+            past = list(self._past)
         if run is None or stats is None:
             return LoadSnapshot(False, 0.0, None, None)
         elapsed = run.elapsed_s()
-        timeline = stats.timeline(window_s, now_s=elapsed if running else None)
-        return LoadSnapshot(running, elapsed, spec, error, timeline, stats.summary(), run.t0_epoch)
+        timeline = _tagged(stats.timeline(window_s, now_s=elapsed if running else None), spec)
+        if past and run.t0_epoch is not None and window_s > 0:
+            since = run.t0_epoch + elapsed - window_s
+            for old_run, old_stats, old_spec in past:
+                if old_run.t0_epoch is None or old_run.t0_epoch + old_run.elapsed_s() < since:
+                    continue
+                rows = old_stats.timeline(old_run.elapsed_s() + 1 - (since - old_run.t0_epoch), None)
+                timeline = [r for r in _tagged(rows, old_spec) if r["t"] >= since] + timeline
+        return LoadSnapshot(running, elapsed, spec, error, sorted(timeline, key=lambda r: r["t"]), stats.summary(),
+                            run.t0_epoch)
 
-    def window(self, t0: float, t1: float, include_held: bool = True) -> dict:
-        """Return per-class figures of the current (or last) run over the whole seconds inside [t0, t1), epoch s."""
+    def reset_stats(self) -> bool:
+        """Start the running (or last) run's statistics again from now; False when there is no run."""
         with self._lock:
             run, stats = self._run, self._stats
         if run is None or stats is None or run.t0_epoch is None:
+            return False
+        stats.reset(run.elapsed_s())
+        return True
+
+    def window(self, t0: float, t1: float, include_held: bool = True, model: str | None = None) -> dict:
+        """Return per-class figures over the whole seconds inside [t0, t1) (epoch s), across runs.
+
+        model: only runs that sent to it. Each row says its `seconds` and `span` (epoch) covered.
+        """
+        with self._lock:
+            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else []
+        merged: dict[str, Bucket] = {}
+        seconds, first, last = 0, None, None
+        for run, stats, spec in runs:
+            if run.t0_epoch is None or (model is not None and model not in spec.targets()):
+                continue
+            buckets, n = stats.buckets(t0 - run.t0_epoch, t1 - run.t0_epoch)
+            if not n:
+                continue
+            for cls, bucket in buckets.items():
+                merged.setdefault(cls, Bucket()).merge(bucket)
+            start = run.t0_epoch + max(0, math.ceil(t0 - run.t0_epoch))
+            seconds += n
+            first = start if first is None else min(first, start)
+            last = start + n if last is None else max(last, start + n)
+        if first is None:
             return {}
-        out = stats.window(t0 - run.t0_epoch, t1 - run.t0_epoch, include_held)
+        seconds = min(seconds, max(1, math.floor(t1 - t0)))  # runs that touch share at most their seam second
+        out = window_rows(merged, seconds, include_held)
         for row in out.values():
-            first, last = row.pop("span_s")
-            row["span"] = (run.t0_epoch + first, run.t0_epoch + last)
+            row["span"] = (first, last)
         return out
 
     def _unsubscribe(self, fn: Subscriber) -> None:
@@ -154,3 +197,10 @@ class LoadController:
             with self._lock:
                 self._loop = None
             loop.close()
+
+
+def _tagged(rows: list[dict], spec: LoadSpec) -> list[dict]:
+    targets = spec.targets()
+    for row in rows:
+        row["models"] = targets
+    return rows

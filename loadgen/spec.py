@@ -151,6 +151,10 @@ class LoadSpec:
         """Return the model a class sends to."""
         return tc.model or self.model
 
+    def targets(self) -> frozenset[str]:
+        """Return every model the load sends to."""
+        return frozenset({self.model, *(self.class_model(c) for c in self.classes), *(s.model for s in self.sequences)})
+
 
 def validate(spec: LoadSpec) -> None:
     """Raise ValueError with an actionable message when the spec cannot run."""

@@ -112,6 +112,14 @@ class WindowedStats:
         self.end_s = 0.0
         self.lock = threading.Lock()
 
+    def reset(self, at_s: float) -> None:
+        """Forget everything before run second at_s: the window and run totals start again from there."""
+        with self.lock:
+            self.seconds.clear()
+            self.totals.clear()
+            self.warmup_s = max(self.warmup_s, at_s)
+            self.end_s = max(self.end_s, at_s)
+
     def set_start(self, t0_epoch: float) -> None:
         """Set the wall-clock time of second 0 of the run."""
         self.t0_epoch = t0_epoch
@@ -160,27 +168,27 @@ class WindowedStats:
                     rows.append({"t": self.t0_epoch + second, "cls": ALL, **merged.row(1.0)})
             return rows
 
+    def buckets(self, t0_s: float, t1_s: float) -> tuple[dict[str, Bucket], int]:
+        """Return each class's bucket merged over the whole seconds inside [t0_s, t1_s), and how many seconds."""
+        first, last = max(0, math.ceil(t0_s)), math.floor(t1_s)
+        merged: dict[str, Bucket] = defaultdict(Bucket)
+        with self.lock:
+            for second in range(first, last):
+                for cls, bucket in self.seconds.get(second, {}).items():
+                    merged[cls].merge(bucket)
+        return dict(merged), max(0, last - first)
+
     def window(self, t0_s: float, t1_s: float, include_held: bool = True) -> dict:
         """Return per-class (and 'all') figures over the whole seconds inside [t0_s, t1_s), run-relative.
 
         Latency percentiles come from every sample of those seconds merged: the window's true percentiles.
         Each row also says how many `seconds` it covers and its `span_s` (first, end).
         """
-        first, last = max(0, math.ceil(t0_s)), math.floor(t1_s)
-        with self.lock:
-            merged: dict[str, Bucket] = defaultdict(Bucket)
-            for second in range(first, last):
-                for cls, bucket in self.seconds.get(second, {}).items():
-                    merged[cls].merge(bucket)
-        seconds = max(0, last - first)
-        everything = Bucket()
-        out = {}
-        for cls, bucket in sorted(merged.items()):
-            everything.merge(bucket)
-            out[cls] = bucket.row(seconds, include_held)
-        out[ALL] = everything.row(seconds, include_held)
+        merged, seconds = self.buckets(t0_s, t1_s)
+        first = max(0, math.ceil(t0_s))
+        out = window_rows(merged, seconds, include_held)
         for row in out.values():
-            row.update(seconds=seconds, span_s=(first, max(first, last)))
+            row["span_s"] = (first, first + seconds)
         return out
 
     def summary(self) -> dict:
@@ -193,6 +201,19 @@ class WindowedStats:
                 out[cls] = _summary(bucket, seconds)
             out[ALL] = _summary(merged, seconds)
             return out
+
+
+def window_rows(merged: dict[str, Bucket], seconds: int, include_held: bool = True) -> dict:
+    """Return per-class rows (and 'all') of merged buckets covering `seconds`."""
+    everything = Bucket()
+    out = {}
+    for cls, bucket in sorted(merged.items()):
+        everything.merge(bucket)
+        out[cls] = bucket.row(seconds, include_held)
+    out[ALL] = everything.row(seconds, include_held)
+    for row in out.values():
+        row["seconds"] = seconds
+    return out
 
 
 def _summary(bucket: Bucket, seconds: float) -> dict:

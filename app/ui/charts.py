@@ -47,12 +47,32 @@ def throughput(metrics_rows, load_rows, markers) -> alt.Chart:
     return _with_markers(_lines(frame, "Throughput and goodput (per second)", "per second", dashed), markers_frame(markers))
 
 
-def latency(metrics_rows, load_rows, markers) -> alt.Chart:
-    """Client p50/p99 per second (the authority) against the server's 60 s summary quantiles."""
+def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None) -> alt.Chart:
+    """Client p50/p99 per second (the authority) against the server's 60 s summary quantiles, with the SLA."""
     server = ("p50_us", "p99_us")
     frame = pd.concat([series(client_totals(load_rows), ("p50_ms", "p99_ms")), series(metrics_rows, server)])
-    title = alt.Title("Latency", subtitle="client: each second's requests (the authority); server: 60 s sliding summary")
-    return _with_markers(_lines(frame, title, "ms", tuple(label(k, False) for k in server)), markers_frame(markers))
+    cap = spike_cap(frame["value"].tolist(), sla_ms)
+    subtitle = "client: each second's requests (the authority); server: 60 s sliding summary"
+    if cap is not None:
+        subtitle += f" · axis capped at {cap:,.0f} ms (a spike reached {frame['value'].max():,.0f} ms)"
+    lines = _lines(frame, alt.Title("Latency", subtitle=subtitle), "ms", tuple(label(k, False) for k in server))
+    if cap is not None:
+        lines = lines.encode(y=alt.Y("value:Q", title="ms", scale=alt.Scale(domain=[0, cap], clamp=True)))
+    if sla_ms:
+        rule = alt.Chart(pd.DataFrame([{"sla": sla_ms, "label": f"SLA {sla_ms:g} ms"}])).mark_rule(
+            color="#2ca02c", strokeDash=[6, 3]).encode(y="sla:Q", tooltip=["label:N"])
+        lines = alt.layer(lines, rule)
+    return _with_markers(lines, markers_frame(markers))
+
+
+def spike_cap(values: list[float], sla_ms: float | None = None) -> float | None:
+    """Return a y-axis cap when a few spikes would flatten everything else (None when the values are even)."""
+    if len(values) < 10:
+        return None
+    ordered = sorted(values)
+    typical = ordered[int(0.9 * (len(ordered) - 1))]
+    cap = max(2.0 * typical, 1.5 * (sla_ms or 0.0))
+    return cap if ordered[-1] > 2.0 * cap and cap > 0 else None
 
 
 def breakdown(metrics_rows, markers) -> alt.Chart:

@@ -30,7 +30,7 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
     msnap = lab.metrics.snapshot(model=model, window_s=window_s)
     lsnap = lab.load.snapshot(window_s=window_s)
     targeted = model in load_targets(lsnap.spec)
-    lrows = [r for r in lsnap.timeline if r["t"] >= since] if targeted else []
+    lrows = [r for r in lsnap.timeline if r["t"] >= since and model in r.get("models", ())]  # earlier runs too
     if lsnap.running and not targeted:
         st.info(f"Traffic is running against {', '.join(sorted(load_targets(lsnap.spec)))}, not {model}: "
                 "client lines are hidden here.")
@@ -41,7 +41,8 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
     mrows = msnap.timeline
     c1, c2 = st.columns(2)
     c1.altair_chart(charts.throughput(mrows, lrows, markers), width="stretch")
-    c2.altair_chart(charts.latency(mrows, lrows, markers), width="stretch")
+    sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
+    c2.altair_chart(charts.latency(mrows, lrows, markers, sla), width="stretch")
     c3, c4 = st.columns(2)
     c3.altair_chart(charts.breakdown(mrows, markers), width="stretch")
     c4.altair_chart(charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")

@@ -24,11 +24,31 @@ def server_panel(lab: Lab, allow_restart: bool = True) -> None:
         frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.state, "reason": m.reason}
                               for m in status.models])
         st.dataframe(frame, hide_index=True, width="stretch")
-    if lab.embedded and allow_restart and st.button("Restart embedded server", key="restart-server"):
+    if lab.embedded and allow_restart:
+        restart_control(lab)
+
+
+def restart_control(lab: Lab) -> None:
+    """Restart the embedded server after a confirmation that says what stops; optionally resume the traffic."""
+    if st.button("Restart embedded server", key="restart-server"):
+        st.session_state["restart:ask"] = True
+    if not st.session_state.get("restart:ask"):
+        return
+    running = lab.load.running
+    st.warning("Restarting stops every model for a few seconds" +
+               (" and **stops the running traffic**." if running else ".") + " The charts keep their history.")
+    c1, c2, c3 = st.columns(3)
+    go = c1.button("Restart", type="primary", key="restart:go")
+    resume = c2.button("Restart and resume the traffic", key="restart:resume", disabled=not running)
+    if c3.button("Cancel", key="restart:cancel"):
+        st.session_state.pop("restart:ask", None)
+        st.rerun()
+    if go or resume:
+        st.session_state.pop("restart:ask", None)
         with st.spinner("Restarting tritonserver…"):
             try:
-                lab.restart()
+                lab.restart(resume_traffic=resume)
             except Exception as exc:  # noqa: BLE001 - shown, not crashed on
                 st.error(f"Restart failed: {exc}")
             else:
-                st.success("Server restarted.")
+                st.success("Server restarted" + (", traffic resumed." if resume else "."))

@@ -4,12 +4,14 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
 from app.lab import Lab
 from app.ui.access import can_operate
-from app.traffic import (ARRIVALS, MIXES, RETRIES, TrafficForm, build_spec, form_from_spec, load_targets,
-                         problems)
+from app.metrics.catalog import fmt, label
+from app.traffic import (ARRIVALS, MIXES, RETRIES, TrafficForm, build_spec, class_targets, form_from_spec,
+                         keep_up_warning, load_targets, problems)
 from loadgen.report import describe_load
 
 
@@ -78,6 +80,9 @@ def traffic_status(lab: Lab, drawn_running: bool) -> None:
     _status(lab, drawn_running)
 
 
+STATUS_S = 10  # the status table's window
+
+
 @st.fragment(run_every=2.0)
 def _status(lab: Lab, drawn_running: bool) -> None:
     snap = lab.load.snapshot(window_s=0)
@@ -87,13 +92,46 @@ def _status(lab: Lab, drawn_running: bool) -> None:
         st.caption("No traffic has run yet.")
         return
     since = time.strftime("%H:%M:%S", time.localtime(snap.started_at)) if snap.started_at else "?"
-    classes = ", ".join(f"{c.name} (priority {c.priority or 'default'})" for c in snap.spec.classes) or \
-        ", ".join(f"{s.count} sequences of {s.model}" for s in snap.spec.sequences)
     state = "**Running**" if snap.running else "Last run (ended)"
     st.info(f"{state} against `{snap.spec.model}` since {since} ({snap.elapsed_s:,.0f} s): "
-            f"{describe_load(snap.spec)} · classes: {classes}. Shared by every page and viewer.")
+            f"{describe_load(snap.spec)}. Shared by every page and viewer.")
     if snap.error:
         st.warning(f"The last traffic run stopped with an error: {snap.error}")
+    now = time.time()
+    window = lab.load.window(now - STATUS_S, now)
+    warning = keep_up_warning(snap.spec, window) if snap.running else None
+    if warning:
+        st.warning(warning)
+    rows = status_rows(snap.spec, window, snap.summary)
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.caption(f"Per class over the last {STATUS_S} s (whole seconds); send lateness over the run.")
+    if snap.running and can_operate() and st.button("Reset statistics", key="traffic:reset",
+                                                     help="start the client statistics again from now (marked)"):
+        lab.reset_traffic_stats()
+
+
+def status_rows(spec, window: dict, summary: dict) -> list[dict]:
+    """Return one row per class: target and offered rate, answers, percentiles with their sample count."""
+    targets = class_targets(spec)
+    out = []
+    for cls in [c.name for c in spec.classes] + [s.name for s in spec.sequences]:
+        row = window.get(cls) or {}
+        seconds = row.get("seconds") or 0
+        late = ((summary.get(cls) or {}).get("lateness_ms") or {}).get("p99")
+        target = targets.get(cls)
+        out.append({
+            "class": cls,
+            "target": f"{target:,.0f} req/s" if target else (f"concurrency {spec.concurrency}" if cls in targets else "—"),
+            label("offered_rps"): fmt("offered_rps", row.get("offered_rps"), unit=False) if seconds else "—",
+            label("throughput_rps"): fmt("throughput_rps", row.get("throughput_rps"), unit=False) if seconds else "—",
+            **{label(k): fmt(k, row.get(k), unit=False) for k in ("p50_ms", "p95_ms", "p99_ms")},
+            "n": f"{row.get('latency_n') or 0:,}",
+            label("rejected"): row.get("rejected") or 0, label("timeouts"): row.get("timeouts") or 0,
+            label("late"): row.get("late") or 0,
+            "send lateness p99 (ms)": "—" if late is None else f"{late:,.2f}",
+        })
+    return out
 
 
 def _start(lab: Lab, form: TrafficForm) -> None:

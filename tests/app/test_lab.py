@@ -6,6 +6,7 @@ import shutil
 from app.lab import Lab
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import group_alive
+from loadgen.spec import LoadSpec
 from tests.helpers import wait_until
 
 
@@ -22,9 +23,13 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
         pgid = lab.server.proc.pid
         wait_until(lambda: len(lab.metrics.snapshot("gpu_sim", window_s=60).timeline) >= 2, 30, "two polls")
         seen = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
-        lab.restart()
+        lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=1, duration_s=120.0))
+        lab.restart(resume_traffic=True)
         assert lab.endpoint == before and lab.status().ready
-        (restart,) = lab.markers.list()
+        assert lab.load.running and lab.load.spec.concurrency == 1, "the traffic was not resumed"
+        lab.stop_traffic()
+        start, stop, restart, resumed, _ = lab.markers.list()
+        assert [start.kind, stop.text, resumed.kind] == ["traffic", "traffic stopped for a server restart", "traffic"]
         assert restart.kind == "restart" and restart.band and restart.ok and restart.end > restart.t
         assert not group_alive(pgid), "the old server's processes outlived the restart"
         after = wait_until(lambda: [r for r in lab.metrics.snapshot("gpu_sim", window_s=60).timeline

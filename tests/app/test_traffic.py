@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.traffic import TrafficForm, build_spec, form_from_spec, problems
+from app.traffic import TrafficForm, build_spec, class_targets, form_from_spec, keep_up_warning, problems
 from loadgen.spec import Mode, RetryKind
 
 
@@ -43,3 +43,21 @@ def test_a_typed_value_outside_its_range_is_refused_by_name():
 ])
 def test_the_panel_redraws_a_running_spec_as_the_form_that_started_it(form):
     assert form_from_spec(build_spec(form), TrafficForm(model="other")) == form
+
+
+def test_targets_split_the_shared_rate_by_share():
+    spec = build_spec(TrafficForm(model="gpu_sim", mode="open", rate=400, mix="interactive + batch",
+                                  interactive_share=0.25))
+    assert class_targets(spec) == {"interactive": 100.0, "batch": 300.0}
+    assert set(class_targets(build_spec(TrafficForm(model="gpu_sim"))).values()) == {None}  # closed loop
+
+
+def test_a_generator_that_cannot_keep_up_is_named():
+    spec = build_spec(TrafficForm(model="gpu_sim", mode="open", rate=5000))
+    slow = {"all": {"seconds": 10, "requests": 10_000, "late": 9_000}}
+    assert "not keeping up: 1,000 req/s sent of 5,000" in keep_up_warning(spec, slow)
+    on_time = {"all": {"seconds": 10, "requests": 49_800, "late": 100}}
+    assert keep_up_warning(spec, on_time) is None
+    assert "late" in keep_up_warning(spec, {"all": {"seconds": 10, "requests": 49_800, "late": 5_000}})
+    assert keep_up_warning(spec, {"all": {"seconds": 2, "requests": 10, "late": 0}}) is None  # too short to judge
+    assert keep_up_warning(build_spec(TrafficForm(model="gpu_sim")), slow) is None  # closed loop sends when ready

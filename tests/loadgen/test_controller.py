@@ -93,3 +93,24 @@ def test_a_failed_run_reports_its_error(triton):
 def test_snapshot_before_any_run():
     snap = LoadController("http://127.0.0.1:9").snapshot()
     assert not snap.running and snap.spec is None and snap.timeline == []
+
+
+def test_a_new_run_keeps_the_earlier_runs_rows_and_windows_span_both(triton):
+    ctl = LoadController(triton.url)
+    ctl.start(LoadSpec(model="gpu_sim", concurrency=2, duration_s=2.5, classes=(TrafficClass("first"),)))
+    assert ctl.wait(30)
+    first = ctl.snapshot()
+    ctl.start(LoadSpec(model="gpu_sim", concurrency=2, duration_s=2.5, classes=(TrafficClass("second"),)))
+    assert ctl.wait(30)
+    snap = ctl.snapshot(window_s=60)
+    classes = {r["cls"] for r in snap.timeline}
+    assert {"first", "second"} <= classes, classes  # the first run's lines are still drawn
+    assert all(r["models"] == frozenset({"gpu_sim"}) for r in snap.timeline)
+    t0, t1 = first.started_at, snap.started_at + snap.elapsed_s + 1
+    both = ctl.window(t0, t1)
+    rows = [r for r in snap.timeline if r["cls"] == "all"]
+    print(f"window over both runs: {both['all']['ok']} ok over {both['all']['seconds']} s; rows: "
+          f"{sum(r['ok'] for r in rows)}")
+    assert both["first"]["ok"] > 0 and both["second"]["ok"] > 0
+    assert both["all"]["ok"] == sum(r["ok"] for r in rows if t0 <= r["t"] and r["t"] + 1 <= t1)
+    assert ctl.window(t0, t1, model="mlp") == {}  # neither run sent to mlp

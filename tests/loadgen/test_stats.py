@@ -130,3 +130,12 @@ def test_requests_held_by_a_reload_are_counted_but_can_be_left_out():
     assert held_out["ok"] == counted["ok"] == 4 and held_out["held"] == 2
     assert held_out["latency_n"] == 2 and held_out["p99_ms"] < 10
     assert counted["latency_n"] == 4 and counted["p99_ms"] > 1000
+
+
+def test_reset_starts_the_window_and_totals_again():
+    stats = WindowedStats()
+    stats([rec(sent=0.5, latency=1.0), rec(sent=1.5)])
+    stats.reset(2.0)
+    assert stats.summary()["all"]["sent"] == 0 and stats.window(0, 10)["all"]["sent"] == 0
+    stats([rec(sent=2.5, latency=0.003)])
+    assert stats.summary()["all"]["sent"] == 1 and stats.summary()["all"]["p99_ms"] < 10
