@@ -1,5 +1,6 @@
 """Triton Batching Lab: one page per concept, all driving one live Triton server."""
 from pathlib import Path
+from urllib.parse import urlparse
 
 import streamlit as st
 
@@ -16,6 +17,9 @@ PAGES = [
     st.Page("pages/three_batchings.py", title="The three batchings", icon=":material/call_split:"),
     st.Page("pages/diagnosis.py", title="Latency breakdown & diagnosis", icon=":material/monitor_heart:"),
     st.Page("pages/experiments.py", title="Experiments", icon=":material/science:"),
+    st.Page("pages/demo.py", title="Demo (read-only)", icon=":material/slideshow:", url_path="demo"),
 ]
 
-st.navigation(PAGES).run()
+# the demo URL (/demo) shows the operator's lab with no navigation and no controls
+demo = urlparse(st.context.url or "").path.rstrip("/").endswith("/demo")
+st.navigation(PAGES, position="hidden" if demo else "sidebar").run()

@@ -18,9 +18,10 @@ from app.ui.access import access, token_prompt
 from app.ui.state import get_lab
 
 
-def lab_or_stop() -> Lab:
-    """Return the shared Lab, or show why the server is not there and stop the page."""
-    token_prompt()
+def lab_or_stop(prompt: bool = True) -> Lab:
+    """Return the shared Lab, or show why the server is not there and stop the page (prompt: the token field)."""
+    if prompt:
+        token_prompt()
     try:
         lab = get_lab()
     except (ServerStartError, OSError, ValueError) as exc:

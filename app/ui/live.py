@@ -15,16 +15,18 @@ from app.ui import charts
 TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
 
 
-def live_view(lab: Lab, model: str, key: str, per_class: bool = False) -> None:
-    """Draw the live tiles and charts for one model; they refresh every second."""
-    window = st.segmented_control("Chart window", ["1 min", "3 min", "10 min"], default="3 min",
-                                  key=f"{key}:window") or "3 min"
+def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls: bool = True) -> None:
+    """Draw the live tiles and charts for one model; they refresh every second (controls=False: demo, no widgets)."""
+    window = "3 min"
+    if controls:
+        window = st.segmented_control("Chart window", ["1 min", "3 min", "10 min"], default="3 min",
+                                      key=f"{key}:window") or "3 min"
     seconds = {"1 min": 60, "3 min": 180, "10 min": 600}[window]
-    _fragment(lab, model, seconds, per_class)
+    _fragment(lab, model, seconds, per_class, wide=not controls)
 
 
 @st.fragment(run_every=1.0)
-def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
+def _fragment(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False) -> None:
     now = time.time()
     since = now - window_s
     msnap = lab.metrics.snapshot(model=model, window_s=window_s)
@@ -39,16 +41,17 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool) -> None:
         st.warning(f"Server not answering: {msnap.error}")
     tiles(lab.measure(model, now - TILE_S, now), running=lsnap.running and targeted)
     mrows = msnap.timeline
-    c1, c2 = st.columns(2)
+    pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
+    c1, c2 = pair()
     c1.altair_chart(charts.throughput(mrows, lrows, markers), width="stretch")
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
     c2.altair_chart(charts.latency(mrows, lrows, markers, sla), width="stretch")
-    c3, c4 = st.columns(2)
+    c3, c4 = pair()
     c3.altair_chart(charts.breakdown(mrows, markers), width="stretch")
     c4.altair_chart(charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
     hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
     st.caption(f"Batch sizes formed in the last {window_s // 60} min (size×executions): {hist}")
-    c5, c6 = st.columns(2)
+    c5, c6 = pair()
     c5.altair_chart(charts.pending(mrows, markers), width="stretch")
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
         c6.altair_chart(charts.per_class(lrows, markers), width="stretch")

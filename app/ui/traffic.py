@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.lab import Lab
 from app.ui.access import can_operate
+from app.ui.viewers import viewers
 from app.metrics.catalog import fmt, label
 from app.traffic import (ARRIVALS, MIXES, RETRIES, TrafficForm, build_spec, class_targets, form_from_spec,
                          keep_up_warning, load_targets, problems)
@@ -75,16 +76,16 @@ def _common(form: TrafficForm, k: str) -> dict:
             "duration_s": c3.number_input("Stop after s", value=float(form.duration_s), key=f"{k}:dur")}
 
 
-def traffic_status(lab: Lab, drawn_running: bool) -> None:
-    """What runs now, refreshed; the page redraws when a run starts or ends by itself."""
-    _status(lab, drawn_running)
+def traffic_status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
+    """What runs now, refreshed; the page redraws when a run starts or ends by itself (controls: the reset)."""
+    _status(lab, drawn_running, controls)
 
 
 STATUS_S = 10  # the status table's window
 
 
 @st.fragment(run_every=2.0)
-def _status(lab: Lab, drawn_running: bool) -> None:
+def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     snap = lab.load.snapshot(window_s=0)
     if lab.load.running != drawn_running:
         st.rerun(scope="app")  # buttons and form follow a run that ended (or started elsewhere)
@@ -106,8 +107,11 @@ def _status(lab: Lab, drawn_running: bool) -> None:
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         st.caption(f"Per class over the last {STATUS_S} s (whole seconds); send lateness over the run.")
-    if snap.running and can_operate() and st.button("Reset statistics", key="traffic:reset",
-                                                     help="start the client statistics again from now (marked)"):
+    watching = viewers()
+    if controls and watching:
+        st.caption(f"👁 {watching} demo viewer{'s' if watching > 1 else ''} connected (/demo)")
+    if controls and snap.running and can_operate() and st.button(
+            "Reset statistics", key="traffic:reset", help="start the client statistics again from now (marked)"):
         lab.reset_traffic_stats()
 
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.apptest import PAGES, metric, ok, open_page
+import time
+
+from tests.ui.apptest import PAGES, metric, ok, open_page, texts, wait_until
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
@@ -70,3 +72,28 @@ def test_access_rules():
     assert not decide("0.0.0.0", False, None, None).operate
     assert not decide("0.0.0.0", False, "t", "x").operate
     assert decide("0.0.0.0", False, "t", "t").operate
+
+
+def test_demo_page_shows_the_operators_live_lab_with_no_control(lab_with_traffic):
+    lab = lab_with_traffic
+    wait_until(lambda: lab.measure("gpu_sim", time.time() - 5, time.time()).samples() > 10, 30, "answers")
+    lab.markers.add("gpu_sim", "apply", "delay 500→2000 (a change the audience should see)")
+    at = open_page("pages/demo.py")
+    controls = [*at.button, *at.text_input, *at.number_input, *at.slider, *at.select_slider, *at.selectbox,
+                *at.radio, *at.checkbox, *at.toggle, *at.multiselect, *at.text_area]
+    assert controls == [], [getattr(c, "label", c) for c in controls]
+    assert any("Latest: #" in m and "a change the audience should see" in m for m in texts(at.markdown))
+    assert any("client p99" in m and "n=" in m for m in texts(at.markdown))
+    assert any("Running" in i for i in texts(at.info))
+    assert metric(at, "traffic") == "running"
+    operator = open_page("pages/dynamic_batching.py")
+    assert any("demo viewer" in c and "connected" in c for c in texts(operator.caption)), texts(operator.caption)
+
+
+@pytest.fixture
+def lab_with_traffic(lab):
+    from loadgen.spec import LoadSpec  # noqa: PLC0415
+
+    lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=60.0))
+    yield lab
+    lab.stop_traffic()
