@@ -82,12 +82,13 @@ class MetricsPoller:
             self._history.append(sample)
         return sample
 
-    def snapshot(self, model: str | None = None, window_s: float = 120.0) -> MetricsSnapshot:
-        """Return the samples of the last window_s seconds as one model's timeline."""
+    def snapshot(self, model: str | None = None, window_s: float = 120.0, now: float | None = None) -> MetricsSnapshot:
+        """Return the samples of the window_s seconds up to now (default: the clock) as one model's timeline."""
         with self._lock:
             samples = list(self._history)
-        since = self._clock() - window_s
-        recent = [s for s in samples if s.t > since]
+        now = self._clock() if now is None else now
+        since = now - window_s
+        recent = [s for s in samples if since < s.t <= now]
         last = samples[-1] if samples else None
         known = sorted({name for s in samples for name in s.rows})
         timeline = [self._row(s, model) for s in recent] if model else []

@@ -52,9 +52,9 @@ def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None) -> al
     server = ("p50_us", "p99_us")
     frame = pd.concat([series(client_totals(load_rows), ("p50_ms", "p99_ms")), series(metrics_rows, server)])
     cap = spike_cap(frame["value"].tolist(), sla_ms)
-    subtitle = "client: each second's requests (the authority); server: 60 s sliding summary"
+    subtitle = ["client: each second's requests (the authority)", "server: 60 s sliding summary"]
     if cap is not None:
-        subtitle += f" · axis capped at {cap:,.0f} ms (a spike reached {frame['value'].max():,.0f} ms)"
+        subtitle.append(f"axis capped at {cap:,.0f} ms (a spike reached {frame['value'].max():,.0f} ms)")
     lines = _lines(frame, alt.Title("Latency", subtitle=subtitle), "ms", tuple(label(k, False) for k in server))
     if cap is not None:
         lines = lines.encode(y=alt.Y("value:Q", title="ms", scale=alt.Scale(domain=[0, cap], clamp=True)))
@@ -67,9 +67,9 @@ def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None) -> al
 
 def spike_cap(values: list[float], sla_ms: float | None = None) -> float | None:
     """Return a y-axis cap when a few spikes would flatten everything else (None when the values are even)."""
-    if len(values) < 10:
+    ordered = sorted(v for v in values if v is not None and v == v)  # NaN marks a gap
+    if len(ordered) < 10:
         return None
-    ordered = sorted(values)
     typical = ordered[int(0.9 * (len(ordered) - 1))]
     cap = max(2.0 * typical, 1.5 * (sla_ms or 0.0))
     return cap if ordered[-1] > 2.0 * cap and cap > 0 else None

@@ -13,13 +13,22 @@ def _time(t: float) -> pd.Timestamp:
     return pd.Timestamp(t, unit="s", tz="UTC")
 
 
-def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "") -> pd.DataFrame:
-    """Return a long frame (time, series, value, n) of catalog figures, labelled and scaled by the catalog."""
-    records = [
-        {"time": _time(r["t"]), "series": prefix + label(key, with_unit=False), "value": shown(key, r[key]),
-         "n": r.get("latency_n")}
-        for r in rows for key in keys if r.get(key) is not None
-    ]
+def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "", gap_s: float = 2.5) -> pd.DataFrame:
+    """Return a long frame (time, series, value, n) of catalog figures, labelled and scaled by the catalog.
+
+    A missing reading, or a stretch longer than gap_s without rows (idle, server down, between runs),
+    becomes an empty value, so the line breaks there instead of bridging the gap.
+    """
+    records = []
+    last: dict[str, float] = {}
+    for r in sorted(rows, key=lambda r: r["t"]):
+        for key in keys:
+            name = prefix + label(key, with_unit=False)
+            if name in last and r["t"] - last[name] > gap_s:
+                records.append({"time": _time(last[name] + 1.0), "series": name, "value": None, "n": None})
+            last[name] = r["t"]
+            records.append({"time": _time(r["t"]), "series": name, "value": shown(key, r.get(key)),
+                            "n": r.get("latency_n")})
     return pd.DataFrame(records, columns=["time", "series", "value", "n"])
 
 

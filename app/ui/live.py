@@ -15,46 +15,57 @@ from app.ui import charts
 TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
 
 
+WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
+
+
 def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls: bool = True) -> None:
     """Draw the live tiles and charts for one model; they refresh every second (controls=False: demo, no widgets)."""
-    window = "3 min"
+    window, paused_at = "3 min", None
     if controls:
-        window = st.segmented_control("Chart window", ["1 min", "3 min", "10 min"], default="3 min",
-                                      key=f"{key}:window") or "3 min"
-    seconds = {"1 min": 60, "3 min": 180, "10 min": 600}[window]
-    _fragment(lab, model, seconds, per_class, wide=not controls)
+        c1, c2 = st.columns([4, 1])
+        window = c1.segmented_control("Chart window", list(WINDOWS), default="3 min", key=f"{key}:window") or "3 min"
+        if c2.toggle("Pause", key=f"{key}:pause", help="freeze the charts to read them; drag to pan, scroll to zoom"):
+            paused_at = st.session_state.setdefault(f"{key}:paused_at", time.time())
+        else:
+            st.session_state.pop(f"{key}:paused_at", None)
+    _fragment(lab, model, WINDOWS[window], per_class, wide=not controls, paused_at=paused_at)
 
 
 @st.fragment(run_every=1.0)
-def _fragment(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False) -> None:
-    now = time.time()
+def _fragment(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False,
+              paused_at: float | None = None) -> None:
+    now = paused_at or time.time()
     since = now - window_s
-    msnap = lab.metrics.snapshot(model=model, window_s=window_s)
-    lsnap = lab.load.snapshot(window_s=window_s)
+    msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
+    lsnap = lab.load.snapshot(window_s=window_s + (time.time() - now))
     targeted = model in load_targets(lsnap.spec)
-    lrows = [r for r in lsnap.timeline if r["t"] >= since and model in r.get("models", ())]  # earlier runs too
+    lrows = [r for r in lsnap.timeline if since <= r["t"] <= now and model in r.get("models", ())]  # earlier runs too
+    if paused_at:
+        st.caption(f"Paused at {time.strftime('%H:%M:%S', time.localtime(paused_at))}: drag a chart to pan, "
+                   "scroll to zoom; switch Pause off to follow live.")
     if lsnap.running and not targeted:
         st.info(f"Traffic is running against {', '.join(sorted(load_targets(lsnap.spec)))}, not {model}: "
                 "client lines are hidden here.")
-    markers = lab.markers.list(model, since)
+    markers = [m for m in lab.markers.list(model, since) if m.t <= now]
     if not msnap.up:
         st.warning(f"Server not answering: {msnap.error}")
     tiles(lab.measure(model, now - TILE_S, now), running=lsnap.running and targeted)
     mrows = msnap.timeline
     pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
+    zoom = (lambda chart: chart.interactive(bind_y=False)) if paused_at else (lambda chart: chart)
     c1, c2 = pair()
-    c1.altair_chart(charts.throughput(mrows, lrows, markers), width="stretch")
+    c1.altair_chart(zoom(charts.throughput(mrows, lrows, markers)), width="stretch")
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
-    c2.altair_chart(charts.latency(mrows, lrows, markers, sla), width="stretch")
+    c2.altair_chart(zoom(charts.latency(mrows, lrows, markers, sla)), width="stretch")
     c3, c4 = pair()
-    c3.altair_chart(charts.breakdown(mrows, markers), width="stretch")
+    c3.altair_chart(zoom(charts.breakdown(mrows, markers)), width="stretch")
     c4.altair_chart(charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
     hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
     st.caption(f"Batch sizes formed in the last {window_s // 60} min (size×executions): {hist}")
     c5, c6 = pair()
-    c5.altair_chart(charts.pending(mrows, markers), width="stretch")
+    c5.altair_chart(zoom(charts.pending(mrows, markers)), width="stretch")
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
-        c6.altair_chart(charts.per_class(lrows, markers), width="stretch")
+        c6.altair_chart(zoom(charts.per_class(lrows, markers)), width="stretch")
     markers_table(lab, model, markers, now)
 
 

@@ -19,3 +19,18 @@ def test_the_latency_chart_names_the_cap_and_draws_the_sla():
     spec = latency([], rows, [], sla_ms=50.0).to_dict()
     text = str(spec)
     assert "axis capped at 75 ms (a spike reached 1,900 ms)" in text and "SLA 50 ms" in text
+
+
+def test_series_break_at_missing_readings_and_long_gaps():
+    from app.ui.frames import series  # noqa: PLC0415
+
+    rows = [{"t": 100.0, "p99_ms": 5.0}, {"t": 101.0, "p99_ms": None}, {"t": 102.0, "p99_ms": 6.0},
+            {"t": 110.0, "p99_ms": 7.0}]
+    frame = series(rows, ("p99_ms",))
+    empty = frame["value"].isna().tolist()
+    assert empty == [False, True, False, True, False]  # the missing reading, and a break between 102 s and 110 s
+    assert frame["time"][3].timestamp() == 103.0 and frame["value"][4] == 7.0
+
+
+def test_gaps_do_not_confuse_the_spike_cap():
+    assert spike_cap([10.0] * 20 + [float("nan")] * 5 + [1900.0]) == 20.0

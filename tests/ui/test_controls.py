@@ -216,3 +216,15 @@ def test_untouched_cost_parameters_keep_their_text(ui_env, triton, restore_model
     restore_model("gpu_sim")
     at = open_page("pages/instances.py")
     assert at.button(key="instances:apply").disabled, at.code[0].value  # "3000" did not become "3000.0"
+
+
+def test_pause_freezes_the_live_view(lab):
+    at = open_page("pages/dynamic_batching.py")
+    widget(at.toggle, "Pause").set_value(True).run()
+    ok(at)
+    assert any(c.startswith("Paused at ") for c in texts(at.caption)), texts(at.caption)
+    frozen = at.session_state["dynamic:paused_at"]
+    ok(at.run())
+    assert at.session_state["dynamic:paused_at"] == frozen  # the view stays at the moment it was paused
+    widget(at.toggle, "Pause").set_value(False).run()
+    assert not any(c.startswith("Paused at ") for c in texts(at.caption))
