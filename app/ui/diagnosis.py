@@ -24,7 +24,7 @@ def diagnosis_panel(lab: Lab, model: str) -> None:
     _panel(lab, model)
 
 
-@st.fragment(run_every=2.0)
+@st.fragment(run_every=4.0)
 def _panel(lab: Lab, model: str) -> None:
     st.subheader(f"Diagnosis — last {SPAN_S} s")
     applied = st.session_state.pop(f"diagnosis:{model}:applied", None)

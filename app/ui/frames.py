@@ -1,20 +1,18 @@
-"""Turn timeline rows (metrics poller, load generator, markers) into long-form DataFrames for charts."""
+"""Turn timeline rows (metrics poller, load generator, markers) into the records the charts draw."""
 from __future__ import annotations
 
 import time
-
-import pandas as pd
 
 from app.markers import Marker
 from app.metrics.catalog import label, shown
 
 
-def _time(t: float) -> pd.Timestamp:
-    return pd.Timestamp(t, unit="s", tz="UTC")
+def _ms(t: float) -> float:
+    return t * 1000.0  # Vega-Lite reads numbers on a temporal axis as epoch milliseconds
 
 
-def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "", gap_s: float = 2.5) -> pd.DataFrame:
-    """Return a long frame (time, series, value, n) of catalog figures, labelled and scaled by the catalog.
+def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "", gap_s: float = 2.5) -> list[dict]:
+    """Return records (time, series, value, n) of catalog figures, labelled and scaled by the catalog.
 
     A missing reading, or a stretch longer than gap_s without rows (idle, server down, between runs),
     becomes an empty value, so the line breaks there instead of bridging the gap.
@@ -25,11 +23,11 @@ def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "", gap_s: flo
         for key in keys:
             name = prefix + label(key, with_unit=False)
             if name in last and r["t"] - last[name] > gap_s:
-                records.append({"time": _time(last[name] + 1.0), "series": name, "value": None, "n": None})
+                records.append({"time": _ms(last[name] + 1.0), "series": name, "value": None, "n": None})
             last[name] = r["t"]
-            records.append({"time": _time(r["t"]), "series": name, "value": shown(key, r.get(key)),
+            records.append({"time": _ms(r["t"]), "series": name, "value": shown(key, r.get(key)),
                             "n": r.get("latency_n")})
-    return pd.DataFrame(records, columns=["time", "series", "value", "n"])
+    return records
 
 
 def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
@@ -45,20 +43,19 @@ def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
     return sorted(merged.values(), key=lambda r: r["t"])
 
 
-def markers_frame(markers: list[Marker], now: float | None = None) -> pd.DataFrame:
-    """Return a frame of markers with their stable ids; a band runs from t to end (or now while under way)."""
+def marker_records(markers: list[Marker]) -> list[dict]:
+    """Return one record per marker, numbered by its stable id (the full text is the tooltip)."""
+    return [{"time": _ms(m.t), "n": str(m.id), "label": m.text, "kind": m.kind} for m in markers]
+
+
+def band_records(markers: list[Marker], now: float | None = None) -> list[dict]:
+    """Return the reload/restart bands, from asked to serving again (or now while under way)."""
     now = time.time() if now is None else now
-    return pd.DataFrame(
-        [{"time": _time(m.t), "end": _time(m.end if m.end is not None else now) if m.band else None,
-          "n": str(m.id), "label": m.text, "kind": m.kind} for m in markers],
-        columns=["time", "end", "n", "label", "kind"],
-    )
+    return [{"time": _ms(m.t), "end": _ms(m.end if m.end is not None else now), "label": m.text}
+            for m in markers if m.band]
 
 
-def batch_frame(hist: dict[int, int]) -> pd.DataFrame:
-    """Return a frame of executions per batch size."""
+def batch_records(hist: dict[int, int]) -> list[dict]:
+    """Return executions per batch size."""
     total = sum(hist.values()) or 1
-    return pd.DataFrame(
-        [{"batch size": int(b), "executions": n, "share": n / total} for b, n in sorted(hist.items()) if n],
-        columns=["batch size", "executions", "share"],
-    )
+    return [{"batch size": int(b), "executions": n, "share": n / total} for b, n in sorted(hist.items()) if n]

@@ -1,4 +1,4 @@
-"""The live view: window tiles, per-second charts and the change markers, refreshed every second."""
+"""The live view: window tiles, per-second charts and the change markers, redrawn every 2 s under traffic."""
 from __future__ import annotations
 
 import time
@@ -19,7 +19,7 @@ WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
 
 
 def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls: bool = True) -> None:
-    """Draw the live tiles and charts for one model; they refresh every second (controls=False: demo, no widgets)."""
+    """Draw the live tiles and charts of one model; they redraw themselves (controls=False: demo, no widgets)."""
     window, paused_at = "3 min", None
     if controls:
         c1, c2 = st.columns([4, 1])
@@ -28,12 +28,16 @@ def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls:
             paused_at = st.session_state.setdefault(f"{key}:paused_at", time.time())
         else:
             st.session_state.pop(f"{key}:paused_at", None)
-    _fragment(lab, model, WINDOWS[window], per_class, wide=not controls, paused_at=paused_at)
+    busy = lab.load.running or any(m.band and m.end is None for m in lab.markers.list(model, time.time() - 60))
+    refresh = _live if busy and paused_at is None else _quiet  # nothing moving: redraw less often
+    refresh(lab, model, WINDOWS[window], per_class, wide=not controls, paused_at=paused_at)
 
 
-@st.fragment(run_every=1.0)
-def _fragment(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False,
-              paused_at: float | None = None) -> None:
+LIVE_S, QUIET_S = 2.0, 5.0  # refresh while traffic runs (or a reload is under way) / otherwise
+
+
+def _view(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False,
+          paused_at: float | None = None) -> None:
     now = paused_at or time.time()
     since = now - window_s
     msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
@@ -52,21 +56,25 @@ def _fragment(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool =
     tiles(lab.measure(model, now - TILE_S, now), running=lsnap.running and targeted)
     mrows = msnap.timeline
     pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
-    zoom = (lambda chart: chart.interactive(bind_y=False)) if paused_at else (lambda chart: chart)
+    zoom = paused_at is not None  # paused: drag to pan, scroll to zoom
     c1, c2 = pair()
-    c1.altair_chart(zoom(charts.throughput(mrows, lrows, markers)), width="stretch")
+    c1.vega_lite_chart(spec=charts.throughput(mrows, lrows, markers, zoom), width="stretch")
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
-    c2.altair_chart(zoom(charts.latency(mrows, lrows, markers, sla)), width="stretch")
+    c2.vega_lite_chart(spec=charts.latency(mrows, lrows, markers, sla, zoom), width="stretch")
     c3, c4 = pair()
-    c3.altair_chart(zoom(charts.breakdown(mrows, markers)), width="stretch")
-    c4.altair_chart(charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
+    c3.vega_lite_chart(spec=charts.breakdown(mrows, markers, zoom), width="stretch")
+    c4.vega_lite_chart(spec=charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
     hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
     st.caption(f"Batch sizes formed in the last {window_s // 60} min (size×executions): {hist}")
     c5, c6 = pair()
-    c5.altair_chart(zoom(charts.pending(mrows, markers)), width="stretch")
+    c5.vega_lite_chart(spec=charts.pending(mrows, markers, zoom), width="stretch")
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
-        c6.altair_chart(zoom(charts.per_class(lrows, markers)), width="stretch")
+        c6.vega_lite_chart(spec=charts.per_class(lrows, markers, zoom), width="stretch")
     markers_table(lab, model, markers, now)
+
+
+_live = st.fragment(run_every=LIVE_S)(_view)
+_quiet = st.fragment(run_every=QUIET_S)(_view)
 
 
 def p99_text(figures: WindowFigures, cls: str = "all") -> str:

@@ -17,7 +17,7 @@ def correctness_panel(lab: Lab, model: str = "stream_acc") -> None:
     _correctness(lab, model)
 
 
-@st.fragment(run_every=1.0)
+@st.fragment(run_every=2.0)
 def _correctness(lab: Lab, model: str) -> None:
     st.subheader("Are the sequences right?")
     try:

@@ -84,7 +84,7 @@ def traffic_status(lab: Lab, drawn_running: bool, controls: bool = True) -> None
 STATUS_S = 10  # the status table's window
 
 
-@st.fragment(run_every=2.0)
+@st.fragment(run_every=3.0)
 def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     snap = lab.load.snapshot(window_s=0)
     if lab.load.running != drawn_running:
