@@ -14,6 +14,9 @@ from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_st
 from app.metrics.window import server_window
 
 
+PATTERN_MIN_EXECUTIONS = 10  # a batch size's per-item time in a window counts from this many executions
+
+
 @dataclass(frozen=True)
 class Sample:
     """One poll: whether the server answered, and a row and batch histogram per model."""
@@ -108,7 +111,8 @@ class MetricsPoller:
             samples = [s for s in self._history if t0 < s.t <= t1]
         out = server_window([self._row(s, model) for s in samples], t0, t1)
         out["batch_hist"] = merge_hist(s.batches.get(model, {}) for s in samples)
-        out["per_item_us_by_batch"] = per_item_us(s.batch_times.get(model, {}) for s in samples)
+        out["per_item_us_by_batch"] = per_item_us((s.batch_times.get(model, {}) for s in samples),
+                                                  min_executions=PATTERN_MIN_EXECUTIONS)
         out["up"] = bool(samples) and all(s.up for s in samples)
         out["down_s"] = self.interval_s * sum(1 for s in samples if not s.up)
         return out

@@ -70,15 +70,19 @@ def batch_time_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, tupl
     return {size: (n, cur.batch_ns.get(size, 0) - base.get(size, 0)) for size, n in counts.items()}
 
 
-def per_item_us(deltas) -> dict[int, float]:
-    """Return compute-infer µs per inference at each batch size from a sequence of batch_time_delta results."""
+def per_item_us(deltas, min_executions: int = 1) -> dict[int, float]:
+    """Return compute-infer µs per inference at each batch size from a sequence of batch_time_delta results.
+
+    Sizes that ran fewer than min_executions times are left out: one slow execution is not a trend.
+    """
     total: dict[int, list[int]] = {}
     for delta in deltas:
         for size, (n, ns) in delta.items():
             acc = total.setdefault(size, [0, 0])
             acc[0] += n
             acc[1] += ns
-    return {size: ns / 1000 / (n * size) for size, (n, ns) in sorted(total.items()) if n and size}
+    return {size: ns / 1000 / (n * size) for size, (n, ns) in sorted(total.items())
+            if n >= max(1, min_executions) and size}
 
 
 def merge_hist(hists) -> dict[int, int]:

@@ -88,5 +88,6 @@ def test_per_item_compute_time_per_batch_size_from_deltas():
     delta = batch_time_delta(a, b)
     assert delta == {1: (10, 10_000_000), 4: (10, 40_000_000)}
     assert per_item_us([delta]) == {1: 1000.0, 4: 1000.0}
+    assert per_item_us([delta, {8: (2, 16_000_000)}], min_executions=10) == {1: 1000.0, 4: 1000.0}  # 2 runs: noise
     reset = ModelStats(batches={1: 2}, batch_ns={1: 3_000_000})
     assert batch_time_delta(b, reset) == {1: (2, 3_000_000)}
