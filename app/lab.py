@@ -105,8 +105,7 @@ class Lab:
     def start_traffic(self, spec: LoadSpec) -> None:
         """Start the shared load generator and mark it on every target model's charts."""
         self.load.start(spec)
-        for model in sorted(load_targets(spec)):
-            self.markers.add(model, "traffic", f"traffic start: {describe_load(spec)}")
+        self._mark_traffic(spec, f"traffic start: {describe_load(spec)}")
 
     def update_traffic(self, rate: float | None = None, concurrency: int | None = None) -> None:
         """Change the running load's rate or concurrency, marked."""
@@ -115,15 +114,13 @@ class Lab:
             return
         self.load.update(rate=rate, concurrency=concurrency)
         change = f"rate → {rate:g} req/s" if rate is not None else f"concurrency → {concurrency}"
-        for model in sorted(load_targets(spec)):
-            self.markers.add(model, "traffic", f"traffic update: {change}")
+        self._mark_traffic(spec, f"traffic update: {change}")
 
     def reset_traffic_stats(self) -> None:
         """Start the client statistics again from now (marked)."""
         spec = self.load.spec
         if self.load.reset_stats() and spec is not None:
-            for model in sorted(load_targets(spec)):
-                self.markers.add(model, "traffic", "client statistics reset")
+            self._mark_traffic(spec, "client statistics reset")
 
     def stop_traffic(self, why: str = "traffic stop") -> None:
         """Stop the load generator (when running) and mark it."""
@@ -131,8 +128,7 @@ class Lab:
         running = self.load.running
         self.load.stop()
         if running and spec is not None:
-            for model in sorted(load_targets(spec)):
-                self.markers.add(model, "traffic", why)
+            self._mark_traffic(spec, why)
 
     def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
         """Return the window figures of [t0, t1); client figures from the load runs that sent to the model."""
@@ -168,6 +164,10 @@ class Lab:
         self.metrics.stop()
         if self.server is not None:
             self.server.stop()
+
+    def _mark_traffic(self, spec: LoadSpec, text: str) -> None:
+        for model in sorted(load_targets(spec)):
+            self.markers.add(model, "traffic", text)
 
     def _reload(self, model: str, kind: str, what: str, action):
         self.metrics.poll_once()  # the statistics API restarts at a reload: keep its batch counts up to now
