@@ -17,6 +17,7 @@ from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, remote_endpoint
 from app.server.status import ServerStatus, fetch_status
+from app.timeline_store import TimelineKeeper, TimelineStore
 from app.traffic import load_targets, target_rate
 from loadgen.controller import LoadController
 from loadgen.report import describe_load
@@ -28,10 +29,11 @@ class Lab:
 
     def __init__(self, endpoint: Endpoint, repo: Path | None, *, config: ConfigService, metrics: MetricsPoller,
                  load: LoadController, markers: MarkerLog, experiments: ExperimentStore,
-                 server: EmbeddedServer | None = None) -> None:
+                 server: EmbeddedServer | None = None, keeper: TimelineKeeper | None = None) -> None:
         self.endpoint, self.repo, self.server = endpoint, repo, server
         self.config, self.metrics, self.load = config, metrics, load
         self.markers, self.experiments = markers, experiments
+        self.keeper = keeper  # the history on disk: restored at create, saved every 10 s
         self._lock = threading.RLock()
 
     @classmethod
@@ -50,12 +52,17 @@ class Lab:
             endpoint = server.start()
         markers = MarkerLog()
         metrics = MetricsPoller(endpoint)
+        load = LoadController(endpoint.http_url, held=markers.held)
+        store = state_dir() / "experiments.sqlite"
+        scope = f"embedded:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
+        keeper = TimelineKeeper(TimelineStore(store, scope), metrics, load, markers)
+        keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
         metrics.start()
+        keeper.start()
         return cls(
             endpoint, repo, server=server, markers=markers, metrics=metrics,
             config=ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name),
-            load=LoadController(endpoint.http_url, held=markers.held),
-            experiments=ExperimentStore(state_dir() / "experiments.sqlite"),
+            load=load, experiments=ExperimentStore(store), keeper=keeper,
         )
 
     @property
@@ -87,7 +94,7 @@ class Lab:
                 self.markers.finish(band, ok=ok, text=None if ok else "server restart failed")
             if endpoint != self.endpoint:  # same ports asked for; follow the server if it had to move
                 self.endpoint = endpoint
-                self.config.endpoint = endpoint
+                self.config.retarget(endpoint)
                 self.load.url = endpoint.http_url
             self.metrics.retarget(endpoint)
             if resume_traffic and spec is not None:
@@ -162,6 +169,8 @@ class Lab:
         """Stop traffic, polling and the embedded server."""
         self.load.stop()
         self.metrics.stop()
+        if self.keeper is not None:
+            self.keeper.stop()
         if self.server is not None:
             self.server.stop()
 

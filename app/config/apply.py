@@ -13,13 +13,37 @@ from tritonclient.utils import InferenceServerException
 
 from app.config.caps import ServerCaps, server_caps
 from app.config.contract import contract_changes, unservable
-from app.config.errors import (ConfigError, ConfigRejectedError, ConfigRolledBackError, ConfigTimeoutError,
-                               ConfigValidationError, ContractChangeError, ServerQueryError, StaleConfigError, clean)
-from app.config.history import Action, ConfigHistory, Version, history_root, repository_key, unified_diff
-from app.config.model_config import ModelConfig, copy_config, format_config, from_json, parse_config, to_json
-from app.config.model_config import write_text_atomic
+from app.config.errors import (
+    ConfigError,
+    ConfigRejectedError,
+    ConfigRolledBackError,
+    ConfigTimeoutError,
+    ConfigValidationError,
+    ContractChangeError,
+    ServerQueryError,
+    StaleConfigError,
+    clean,
+)
+from app.config.history import (
+    Action,
+    ConfigHistory,
+    Version,
+    history_root,
+    repository_key,
+    unified_diff,
+)
+from app.config.model_config import (
+    ModelConfig,
+    copy_config,
+    format_config,
+    from_json,
+    parse_config,
+    to_json,
+    write_text_atomic,
+)
 from app.config.validate import validate
 from app.config.verify import SmokeFailure, answer_check, verify
+from app.server.control import ControlError, ControlTimeout, ModelControl
 from app.server.endpoint import Endpoint
 from app.server.repository import model_dir
 
@@ -48,13 +72,15 @@ class ApplyResult:
     version_id: str
     persisted: bool
     verified: str = ""
+    transport: str = ""  # the API the load went over: "grpc", or "http" when the server offers no gRPC
 
     @property
     def message(self) -> str:
         """Return a one-line summary for the UI."""
         where = "and wrote config.pbtxt" if self.persisted else "- not persisted: no local repository (remote server)"
         checked = f"; checked: {self.verified}" if self.verified else ""
-        return f"reloaded {self.model} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}"
+        over = f" over {'gRPC' if self.transport == 'grpc' else 'HTTP'}" if self.transport else ""
+        return f"reloaded {self.model}{over} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}"
 
 
 class ConfigService:
@@ -74,6 +100,13 @@ class ConfigService:
         self._load_timeout_s = load_timeout_s
         self._server_log = server_log
         self._lock = threading.RLock()
+        self.control = ModelControl(endpoint)  # loads over gRPC: an HTTP load stalls HTTP inference (see control.py)
+
+    def retarget(self, endpoint: Endpoint) -> None:
+        """Follow a server that came back on other ports (a restart)."""
+        with self._lock:
+            self.endpoint = endpoint
+            self.control = ModelControl(endpoint)
 
     def caps(self) -> ServerCaps:
         """Return the caps validation uses (asked of the server unless given)."""
@@ -177,18 +210,19 @@ class ConfigService:
                 new_text = self.current_text(model)
             version = self.history_store.record(model, new_text, action, persisted=persisted, seconds=seconds, **note)
         diff = unified_diff(old_text, new_text, f"{model}/config.pbtxt (before)", f"{model}/config.pbtxt (after)")
-        return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted, checked)
+        return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted, checked,
+                           self.control.transport.name)
 
     def _load(self, model: str, new: ModelConfig, old: ModelConfig) -> None:
         """Load new; when the server refuses or does not answer in time, make sure the old config serves."""
         try:
-            self._client(self._load_timeout_s).load_model(model, config=to_json(new))
-        except InferenceServerException as exc:
-            reason = self._reason(model, exc.message() or str(exc))
-            raise ConfigRejectedError(model, reason, self._ensure_serving(model, old)) from exc
-        except Exception as exc:  # noqa: BLE001 - a time-out or a dropped connection: the load may still run
+            self.control.load(model, to_json(new), self._load_timeout_s)
+        except ControlTimeout as exc:  # a time-out or a dropped connection: the load may still run
             raise ConfigTimeoutError(model, f"the load did not answer within {self._load_timeout_s:g} s ({exc})",
                                      self._restore(model, old)) from exc
+        except ControlError as exc:
+            reason = self._reason(model, str(exc))
+            raise ConfigRejectedError(model, reason, self._ensure_serving(model, old)) from exc
 
     def _ensure_serving(self, model: str, old: ModelConfig) -> str:
         """After a refused load: check that the old config serves; load it again when the model fell over."""
@@ -201,9 +235,11 @@ class ConfigService:
     def _restore(self, model: str, old: ModelConfig) -> str:
         """Load the previous config again and check it; say what serves now."""
         try:  # a known-good config; it may have to wait for a load still running on the server
-            self._client(max(self._load_timeout_s, RESTORE_TIMEOUT_S)).load_model(model, config=to_json(old))
+            self.control.load(model, to_json(old), max(self._load_timeout_s, RESTORE_TIMEOUT_S))
             checked = verify(self.endpoint, model, old, answer_check(self.repo, model))
-        except (InferenceServerException, SmokeFailure) as exc:
+        except ControlTimeout as exc:
+            return f"restoring the previous config did not answer ({exc}): check the server"
+        except (ControlError, SmokeFailure) as exc:
             return (f"the previous config could NOT be restored ({clean(str(exc))[:300]}): the model may be "
                     "unavailable — see the server log, fix the config, and apply it or restart the server")
         except Exception as exc:  # noqa: BLE001 - reported, never raised from inside a failure report

@@ -29,10 +29,16 @@ def lab_or_stop(prompt: bool = True) -> Lab:
         if st.button("Try again"):
             st.rerun()
         st.stop()
+    _server_banner(lab)
+    return lab
+
+
+@st.fragment(run_every=3.0)
+def _server_banner(lab: Lab) -> None:
+    """Say that the server does not answer — and stop saying it once it does (it refreshes itself)."""
     status = lab.metrics.snapshot(model=None, window_s=5)
     if not status.up and status.error != "waiting for the first scrape":
         st.warning(f"Server not answering: {status.error or 'down'} — charts resume when it is back.")
-    return lab
 
 
 def header(title: str, concept: str, expanded: bool = False) -> None:
@@ -81,6 +87,9 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
     if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None,
                  help=blocked or "bring back the config that served before the last change"):
         run_apply(f"{key}:result", lambda confirm: lab.undo(model))
+    if lab.config.control.transport.name != "grpc":
+        st.caption(f"Applies reach this server over HTTP ({lab.config.control.transport.why}): Triton runs an HTTP "
+                   "load on an HTTP worker thread, so HTTP traffic sharing that worker waits until the load ends.")
     show_outcome(f"{key}:result")
     raw_editor(lab, model, key, text, version)
 
