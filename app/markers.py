@@ -43,6 +43,7 @@ class MarkerLog:
     _markers: list[Marker] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    version: int = 0  # grows with every marker added, finished or restored: views built before are stale
 
     def add(self, model: str, kind: str, text: str, detail: str = "") -> Marker:
         """Record an instant marker now and return it."""
@@ -57,7 +58,19 @@ class MarkerLog:
         with self._lock:
             done = replace(marker, end=self.clock(), detail=detail, ok=ok, text=text or marker.text)
             self._markers = [done if m.id == marker.id else m for m in self._markers]
+            self.version += 1
             return done
+
+    def restore(self, markers: list[Marker]) -> int:
+        """Put markers of an earlier dashboard process first; ids go on after the highest. Return how many."""
+        with self._lock:
+            known = {m.id for m in self._markers}
+            kept = [m for m in sorted(markers, key=lambda m: m.id) if m.id not in known]
+            self._markers = (kept + self._markers)[-self.limit:]
+            top = max((m.id for m in self._markers), default=0)
+            self._ids = itertools.count(top + 1)
+            self.version += 1
+        return len(kept)
 
     def list(self, model: str | None = None, since: float = 0.0) -> list[Marker]:
         """Return markers (of one model, and the whole server's) that end at or after `since`, oldest first."""
@@ -83,4 +96,5 @@ class MarkerLog:
         with self._lock:
             self._markers.append(marker)
             del self._markers[: -self.limit]
+            self.version += 1
         return marker

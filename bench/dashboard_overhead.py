@@ -5,6 +5,8 @@ Phases (each --seconds long), CPU read from /proc for the Streamlit process and 
   idle        the page open, no traffic
   traffic     the page open, closed-loop traffic started from the page (the generator runs inside
               Streamlit, so its own CPU is measured separately and subtracted: see loadgen_alone)
+  viewers     (with --viewers N) the same traffic with N demo viewers (/demo) open beside the page: what
+              each more session costs, now that sessions share one computed frame per second
   loadgen_alone  the same traffic from `python -m loadgen` in its own process, no page open
 Reported: the dashboard's own work in % of one core (idle; traffic minus the generator's share),
 Chromium's, and the generator's throughput with the page open / without.
@@ -71,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--page", default="dynamic_batching")
+    p.add_argument("--viewers", type=int, default=0, help="demo viewers to open in a last traffic phase")
     p.add_argument("--json", type=Path)
     p.add_argument("--profile", type=Path, help="py-spy top-functions summary of Streamlit during traffic (needs py-spy)")
     args = p.parse_args(argv)
@@ -113,6 +116,17 @@ def main(argv: list[str] | None = None) -> int:
             result["traffic_streamlit_pct"] = measure(args.seconds, lambda: [app.pid])
             result["with_page_rps"] = (_requests(endpoint) - done0) / (time.monotonic() - t0)
             result["traffic_chromium_pct"] = measure(args.seconds / 4, lambda: children(chromium_pid))
+            if args.viewers:
+                demos = [browser.new_page(viewport={"width": 1400, "height": 1000}) for _ in range(args.viewers)]
+                for demo in demos:
+                    demo.goto(f"http://127.0.0.1:{port}/demo", timeout=120_000)
+                    demo.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=120_000)
+                time.sleep(10)
+                result["viewers"] = args.viewers
+                result["viewers_streamlit_pct"] = measure(args.seconds, lambda: [app.pid])
+                result["per_viewer_pct"] = (result["viewers_streamlit_pct"] - result["traffic_streamlit_pct"]) / args.viewers
+                for demo in demos:
+                    demo.close()
             page.get_by_role("button", name="Stop traffic").click()
             page.close()
             browser.close()

@@ -6,12 +6,14 @@ import dataclasses
 import math
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loadgen.records import Record, Subscriber
 from loadgen.run import LoadRun
+from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.spec import LoadSpec
 from loadgen.stats import Bucket, Held, WindowedStats, stats_for, window_rows
 
@@ -120,19 +122,40 @@ class LoadController:
             run, stats, running = self._run, self._stats, self.running
             spec, error = self._spec, self._error
             past = list(self._past)
-        if run is None or stats is None:
-            return LoadSnapshot(False, 0.0, None, None)
+        if run is None or stats is None:  # no run in this process: only what an earlier one left (restored)
+            timeline = _past_rows(past, time.time() - window_s) if window_s > 0 else []
+            return LoadSnapshot(False, 0.0, None, None, sorted(timeline, key=lambda r: r["t"]))
         elapsed = run.elapsed_s()
         timeline = _tagged(stats.timeline(window_s, now_s=elapsed if running else None), spec)
         if past and run.t0_epoch is not None and window_s > 0:
-            since = run.t0_epoch + elapsed - window_s
-            for old_run, old_stats, old_spec in past:
-                if old_run.t0_epoch is None or old_run.t0_epoch + old_run.elapsed_s() < since:
-                    continue
-                rows = old_stats.timeline(old_run.elapsed_s() + 1 - (since - old_run.t0_epoch), None)
-                timeline = [r for r in _tagged(rows, old_spec) if r["t"] >= since] + timeline
+            timeline = _past_rows(past, run.t0_epoch + elapsed - window_s) + timeline
         return LoadSnapshot(running, elapsed, spec, error, sorted(timeline, key=lambda r: r["t"]), stats.summary(),
                             run.t0_epoch)
+
+    def export(self, since_epoch: float) -> list[dict]:
+        """Return every kept run's per-second buckets from since_epoch on, with its spec (the history store)."""
+        with self._lock:
+            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else list(self._past)
+        out = []
+        for run, stats, spec in runs:
+            if run.t0_epoch is None or run.t0_epoch + run.elapsed_s() < since_epoch:
+                continue
+            out.append({"t0_epoch": run.t0_epoch, "elapsed_s": run.elapsed_s(), "spec": spec_to_dict(spec),
+                        "seconds": stats.export_seconds(since_epoch - run.t0_epoch - 1)})
+        return out
+
+    def restore(self, runs: list[dict]) -> int:
+        """Keep runs of an earlier dashboard process as past runs (charts and windows); return how many."""
+        kept = 0
+        for data in sorted(runs, key=lambda r: r["t0_epoch"]):
+            spec = spec_from_dict(data["spec"])
+            stats = stats_for(spec)
+            stats.set_start(data["t0_epoch"])
+            stats.restore_seconds(data["seconds"], data["elapsed_s"])
+            with self._lock:
+                self._past.append((_Restored(data["t0_epoch"], data["elapsed_s"]), stats, spec))
+            kept += 1
+        return kept
 
     def reset_stats(self) -> bool:
         """Start the running (or last) run's statistics again from now; False when there is no run."""
@@ -149,7 +172,7 @@ class LoadController:
         model: only runs that sent to it. Each row says its `seconds` and `span` (epoch) covered.
         """
         with self._lock:
-            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else []
+            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else list(self._past)
         merged: dict[str, Bucket] = {}
         seconds, first, last = 0, None, None
         for run, stats, spec in runs:
@@ -199,8 +222,30 @@ class LoadController:
             loop.close()
 
 
+def _past_rows(past: list, since: float) -> list[dict]:
+    """Return the per-second rows of earlier runs from since (epoch) on."""
+    out = []
+    for old_run, old_stats, old_spec in past:
+        if old_run.t0_epoch is None or old_run.t0_epoch + old_run.elapsed_s() < since:
+            continue
+        rows = old_stats.timeline(old_run.elapsed_s() + 1 - (since - old_run.t0_epoch), None)
+        out += [r for r in _tagged(rows, old_spec) if r["t"] >= since]
+    return out
+
+
 def _tagged(rows: list[dict], spec: LoadSpec) -> list[dict]:
     targets = spec.targets()
     for row in rows:
         row["models"] = targets
     return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class _Restored:
+    """A run of an earlier dashboard process: only its start and length are known."""
+
+    t0_epoch: float
+    length_s: float
+
+    def elapsed_s(self) -> float:
+        return self.length_s

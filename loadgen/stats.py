@@ -1,6 +1,7 @@
 """Statistics from the record stream: per-second, per-class counts and percentiles, and run totals."""
 from __future__ import annotations
 
+import base64
 import math
 import threading
 from collections import Counter, defaultdict
@@ -61,6 +62,24 @@ class Bucket:
         self.held_latencies.merge(other.held_latencies)
         self.lateness.merge(other.lateness)
 
+    def to_dict(self) -> dict:
+        """Return the bucket as JSON-ready values (latencies as base64 float64), for the history store."""
+        return {"outcomes": {str(k): v for k, v in self.outcomes.items()}, "errors": dict(self.errors),
+                **{k: getattr(self, k) for k in _COUNTS},
+                "latencies": _pack(self.latencies), "held_latencies": _pack(self.held_latencies)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Bucket:
+        """Rebuild a per-second bucket from to_dict()'s values."""
+        bucket = cls()
+        bucket.outcomes.update({Outcome(k): int(v) for k, v in data.get("outcomes", {}).items()})
+        bucket.errors.update(data.get("errors", {}))
+        for k in _COUNTS:
+            setattr(bucket, k, int(data.get(k, 0)))
+        bucket.latencies.values.frombytes(base64.b64decode(data.get("latencies", "")))
+        bucket.held_latencies.values.frombytes(base64.b64decode(data.get("held_latencies", "")))
+        return bucket
+
     def row(self, seconds: float, include_held: bool = True) -> dict:
         """Return counts, rates over `seconds` and latency percentiles in ms with their sample count.
 
@@ -84,6 +103,13 @@ class Bucket:
         }
         row.update(percentiles_ms(latencies))
         return row
+
+
+_COUNTS = ("sent", "requests", "late", "good", "retries", "held")
+
+
+def _pack(samples: Samples) -> str:
+    return base64.b64encode(samples.values.tobytes()).decode()
 
 
 def percentiles_ms(samples: Samples | Histogram) -> dict:
@@ -167,6 +193,19 @@ class WindowedStats:
                 if classes:
                     rows.append({"t": self.t0_epoch + second, "cls": ALL, **merged.row(1.0)})
             return rows
+
+    def export_seconds(self, since_s: float = 0.0) -> dict[int, dict[str, dict]]:
+        """Return the per-second buckets from run second since_s on, as JSON-ready values."""
+        with self.lock:
+            return {second: {cls: bucket.to_dict() for cls, bucket in per.items()}
+                    for second, per in self.seconds.items() if second >= since_s}
+
+    def restore_seconds(self, seconds: dict, end_s: float) -> None:
+        """Take per-second buckets exported earlier (a run of a previous dashboard process)."""
+        with self.lock:
+            for second, per in seconds.items():
+                self.seconds[int(second)] = defaultdict(Bucket, {cls: Bucket.from_dict(d) for cls, d in per.items()})
+            self.end_s = max(self.end_s, end_s)
 
     def buckets(self, t0_s: float, t1_s: float) -> tuple[dict[str, Bucket], int]:
         """Return each class's bucket merged over the whole seconds inside [t0_s, t1_s), and how many seconds."""

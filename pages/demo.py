@@ -9,6 +9,7 @@ from app.config.read import settings_of
 from app.lab import Lab
 from app.ui.layout import lab_or_stop
 from app.ui.live import live_view, p99_text
+from app.ui.live_frame import narration_figures
 from app.ui.traffic import traffic_status
 from app.ui.viewers import register_viewer
 
@@ -30,7 +31,7 @@ def narration(lab: Lab, model: str) -> None:
         m = markers[-1]
         st.markdown(f"**Latest: #{m.id} {m.text}** at {time.strftime('%H:%M:%S', time.localtime(m.t))}"
                     + (" — reload under way" if m.band and m.end is None else ""))
-    figures = lab.measure(model, now - 20, now)
+    figures = narration_figures(lab, model)  # shared by every viewer in the same second
     try:
         sentence = where_time_goes(window_from(figures, settings_of(lab.config.current(model))))
     except Exception:  # noqa: BLE001 - the narration is a caption, never a crash

@@ -1,6 +1,7 @@
 """Background thread that scrapes /metrics and the statistics API and keeps a bounded history."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from app.metrics.deltas import empty_row, model_row
 from app.metrics.scrape import Scrape, fetch_text, parse_metrics
 from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
-from app.metrics.window import server_window
+from app.metrics.window import CounterDelta, server_window
 
 
 PATTERN_MIN_EXECUTIONS = 10  # a batch size's per-item time in a window counts from this many executions
@@ -84,6 +85,29 @@ class MetricsPoller:
         with self._lock:
             self._history.append(sample)
         return sample
+
+    def export(self, since: float) -> list[dict]:
+        """Return the samples after since (epoch s) as JSON-ready values (the history store)."""
+        with self._lock:
+            samples = [s for s in self._history if s.t > since]
+        return [{"t": s.t, "up": s.up, "error": s.error, "rows": {m: _plain(r) for m, r in s.rows.items()},
+                 "batches": {m: {str(b): n for b, n in h.items()} for m, h in s.batches.items()},
+                 "batch_times": {m: {str(b): list(v) for b, v in h.items()} for m, h in s.batch_times.items()}}
+                for s in samples]
+
+    def restore(self, samples: list[dict]) -> int:
+        """Put samples of an earlier dashboard process before the ones polled since; return how many."""
+        restored = [Sample(d["t"], d["up"], d.get("error"), {m: _typed(r) for m, r in d.get("rows", {}).items()},
+                           {m: {int(b): int(n) for b, n in h.items()} for m, h in d.get("batches", {}).items()},
+                           {m: {int(b): tuple(v) for b, v in h.items()} for m, h in d.get("batch_times", {}).items()})
+                    for d in sorted(samples, key=lambda d: d["t"])]
+        with self._lock:
+            first = self._history[0].t if self._history else float("inf")
+            kept = [s for s in restored if s.t < first]
+            merged = kept + list(self._history)
+            self._history.clear()
+            self._history.extend(merged[-self._history.maxlen:])
+        return len(kept)
 
     def snapshot(self, model: str | None = None, window_s: float = 120.0, now: float | None = None) -> MetricsSnapshot:
         """Return the samples of the window_s seconds up to now (default: the clock) as one model's timeline."""
@@ -162,3 +186,15 @@ class MetricsPoller:
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _plain(row: dict) -> dict:
+    """Return a row with its counter delta as a dict (JSON-ready)."""
+    delta = row.get("delta")
+    return dict(row, delta=dataclasses.asdict(delta)) if isinstance(delta, CounterDelta) else row
+
+
+def _typed(row: dict) -> dict:
+    """Undo _plain."""
+    delta = row.get("delta")
+    return dict(row, delta=CounterDelta(**delta)) if isinstance(delta, dict) else row

@@ -62,7 +62,9 @@ def _breakdown_area() -> alt.Chart:
 def _per_class() -> alt.LayerChart:
     lines = _lines("Per class: p99 (lines), rejected + timeouts/s (bars)", "ms")
     bars = alt.Chart(alt.NamedData("bars")).mark_bar(opacity=0.4).encode(
-        x="time:T", y=alt.Y("value:Q", title="rejected/s", axis=alt.Axis(format="~s")), color=alt.Color("series:N"))
+        x="time:T", y=alt.Y("value:Q", title="rejected/s", axis=alt.Axis(format="~s"),
+                            scale=alt.Scale(domain={"unionWith": [0, 1]})),  # all zero: 0..1, not NaN
+        color=alt.Color("series:N"))
     return alt.layer(lines, bars).resolve_scale(y="independent")
 
 

@@ -12,7 +12,13 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
     """An expander with the full config text, its syntax errors, diff, contract changes, Apply and download."""
     from app.ui.layout import run_apply, show_outcome  # noqa: PLC0415 - layout imports this module
 
-    with st.expander("Edit config.pbtxt", expanded=f"{key}:raw:result" in st.session_state):
+    opened = f"{key}:{model}:raw:open"
+    if f"{key}:raw:result" in st.session_state:
+        st.session_state[opened] = True  # an outcome to show: open it
+    box = st.expander("Edit config.pbtxt", key=opened, on_change="rerun")
+    if not box.open:  # collapsed: no parsing, no diff, no text sent
+        return
+    with box:
         show_outcome(f"{key}:raw:result")
         edited = st.text_area("config.pbtxt", value=text, height=360, key=f"{key}:{model}:raw:{version}",
                               help="The whole file. Apply validates it, checks the contract, reloads the model, "

@@ -9,11 +9,7 @@ import streamlit as st
 from app.figures import IMPACT_KEYS, WindowFigures
 from app.lab import Lab
 from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
-from app.traffic import load_targets
-from app.ui import charts
-
-TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
-
+from app.ui.live_frame import LiveFrame, frame
 
 WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
 
@@ -38,39 +34,29 @@ LIVE_S, QUIET_S = 2.0, 5.0  # refresh while traffic runs (or a reload is under w
 
 def _view(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False,
           paused_at: float | None = None) -> None:
-    now = paused_at or time.time()
-    since = now - window_s
-    msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
-    lsnap = lab.load.snapshot(window_s=window_s + (time.time() - now))
-    targeted = model in load_targets(lsnap.spec)
-    lrows = [r for r in lsnap.timeline if since <= r["t"] <= now and model in r.get("models", ())]  # earlier runs too
+    f = frame(lab, model, window_s, per_class, paused_at)  # computed once per tick for every session
     if paused_at:
         st.caption(f"Paused at {time.strftime('%H:%M:%S', time.localtime(paused_at))}: drag a chart to pan, "
                    "scroll to zoom; switch Pause off to follow live.")
-    if lsnap.running and not targeted:
-        st.info(f"Traffic is running against {', '.join(sorted(load_targets(lsnap.spec)))}, not {model}: "
-                "client lines are hidden here.")
-    markers = [m for m in lab.markers.list(model, since) if m.t <= now]
-    if not msnap.up:
-        st.warning(f"Server not answering: {msnap.error}")
-    tiles(lab.measure(model, now - TILE_S, now), running=lsnap.running and targeted)
-    mrows = msnap.timeline
+    if f.running and not f.targeted:
+        st.info(f"Traffic is running against {', '.join(f.targets)}, not {model}: client lines are hidden here.")
+    if not f.up:
+        st.warning(f"Server not answering: {f.error}")
+    tiles(f.tile, running=f.running and f.targeted)
     pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
-    zoom = paused_at is not None  # paused: drag to pan, scroll to zoom
     c1, c2 = pair()
-    c1.vega_lite_chart(spec=charts.throughput(mrows, lrows, markers, zoom), width="stretch")
-    sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
-    c2.vega_lite_chart(spec=charts.latency(mrows, lrows, markers, sla, zoom), width="stretch")
+    c1.vega_lite_chart(spec=f.specs["throughput"], width="stretch")
+    c2.vega_lite_chart(spec=f.specs["latency"], width="stretch")
     c3, c4 = pair()
-    c3.vega_lite_chart(spec=charts.breakdown(mrows, markers, zoom), width="stretch")
-    c4.vega_lite_chart(spec=charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"), width="stretch")
-    hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(msnap.batch_hist.items()) if n) or "none yet"
+    c3.vega_lite_chart(spec=f.specs["breakdown"], width="stretch")
+    c4.vega_lite_chart(spec=f.specs["batches"], width="stretch")
+    hist = ", ".join(f"{b}×{n:,}" for b, n in sorted(f.batch_hist.items()) if n) or "none yet"
     st.caption(f"Batch sizes formed in the last {window_s // 60} min (size×executions): {hist}")
     c5, c6 = pair()
-    c5.vega_lite_chart(spec=charts.pending(mrows, markers, zoom), width="stretch")
-    if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
-        c6.vega_lite_chart(spec=charts.per_class(lrows, markers, zoom), width="stretch")
-    markers_table(lab, model, markers, now)
+    c5.vega_lite_chart(spec=f.specs["pending"], width="stretch")
+    if "per_class" in f.specs:
+        c6.vega_lite_chart(spec=f.specs["per_class"], width="stretch")
+    markers_table(f)
 
 
 _live = st.fragment(run_every=LIVE_S)(_view)
@@ -107,15 +93,14 @@ def tiles(figures: WindowFigures, running: bool) -> None:
                         help=f"GPU memory used: {fmt('gpu_mem_bytes', figures.server.get('gpu_mem_bytes'))}")
 
 
-def markers_table(lab: Lab, model: str, markers, now: float) -> None:
+def markers_table(f: LiveFrame) -> None:
     """Before/after figures of each change: the 10 s before it was asked for, the 10 s after it served."""
-    st.caption(f"Change markers in the window: {len(markers)} · before = 10 s before the change was asked for; "
+    st.caption(f"Change markers in the window: {len(f.markers)} · before = 10 s before the change was asked for; "
                "after = 10 s from 1 s after it served; requests held by a reload are left out.")
-    if not markers:
+    if not f.markers:
         return
     table = []
-    for m in markers[-6:]:
-        result = lab.impact(m, model)
+    for m, result in f.impacts:
         before, after = result["before"], result["after"]
         reload = f"{m.end - m.t:.1f} s" if m.band and m.end is not None else ("under way" if m.band else "—")
         table.append({

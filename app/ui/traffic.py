@@ -8,11 +8,22 @@ import pandas as pd
 import streamlit as st
 
 from app.lab import Lab
-from app.ui.access import can_operate
-from app.ui.viewers import viewers
 from app.metrics.catalog import fmt, label
-from app.traffic import (ARRIVALS, MIXES, RETRIES, TrafficForm, build_spec, class_targets, form_from_spec,
-                         keep_up_warning, load_targets, problems)
+from app.traffic import (
+    ARRIVALS,
+    MIXES,
+    RETRIES,
+    TrafficForm,
+    build_spec,
+    class_targets,
+    form_from_spec,
+    keep_up_warning,
+    load_targets,
+    problems,
+)
+from app.ui.access import can_operate
+from app.ui.live_frame import cache_of
+from app.ui.viewers import viewers
 from loadgen.report import describe_load
 
 
@@ -99,7 +110,8 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     if snap.error:
         st.warning(f"The last traffic run stopped with an error: {snap.error}")
     now = time.time()
-    window = lab.load.window(now - STATUS_S, now)
+    window = cache_of(lab).get(("traffic-status", lab.load.running, lab.load.runs), now,
+                               lambda: lab.load.window(now - STATUS_S, now))  # once per tick for every session
     warning = keep_up_warning(snap.spec, window) if snap.running else None
     if warning:
         st.warning(warning)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import ROOT
+from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.ports import free_port
 from tests.helpers import require_tool
 
@@ -67,14 +68,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-component-update", "--disable-sync"]
 
 
-@pytest.fixture(scope="session")
-def dashboard(triton, tmp_path_factory):
-    """Run `streamlit run streamlit_app.py` against the fixture server; yield its URL; kill its process group."""
-
-    base = tmp_path_factory.mktemp("dashboard")
+def _streamlit(env: dict, base: Path, ready_s: float = 60.0):
+    """Run `streamlit run streamlit_app.py` with env; yield its URL; kill its process group afterwards."""
     port = free_port()
-    env = {**os.environ, **app_environ(triton, base / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    env.pop("TBL_VIEWER", None)
     log = (base / "streamlit.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.address", "127.0.0.1",
@@ -82,7 +78,7 @@ def dashboard(triton, tmp_path_factory):
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + ready_s
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{(base / 'streamlit.log').read_text()[-3000:]}")
@@ -93,11 +89,11 @@ def dashboard(triton, tmp_path_factory):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail("streamlit did not answer /_stcore/health within 60 s")
+                pytest.fail(f"streamlit did not answer /_stcore/health within {ready_s:.0f} s")
             time.sleep(0.25)
         yield url
     finally:
-        for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        for sig, wait_s in ((signal.SIGTERM, 20), (signal.SIGKILL, 5)):  # TERM: the lab stops its own server
             try:
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
@@ -108,6 +104,28 @@ def dashboard(triton, tmp_path_factory):
             except subprocess.TimeoutExpired:
                 continue
         log.close()
+
+
+@pytest.fixture(scope="session")
+def dashboard(triton, tmp_path_factory):
+    """The dashboard against the fixture server (remote mode); yield its URL."""
+    base = tmp_path_factory.mktemp("dashboard")
+    env = {**os.environ, **app_environ(triton, base / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env.pop("TBL_VIEWER", None)
+    yield from _streamlit(env, base)
+
+
+@pytest.fixture
+def embedded_dashboard(tmp_path):
+    """The dashboard in embedded mode on a repository holding only gpu_sim: it starts (and restarts) its own
+    tritonserver (free ports when 8000-8002 are taken), which ends with streamlit (atexit, parent-death signal)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k != "TBL_VIEWER"}
+    env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
+                "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+    yield from _streamlit(env, tmp_path, ready_s=90.0)
 
 
 @pytest.fixture(scope="session")

@@ -155,3 +155,84 @@ def test_screenshot_every_page(dashboard, browser):
     finally:
         stop_traffic(page)
         page.close()
+
+
+def batch_total(page) -> int:
+    return sum((histogram(page) or {}).values())
+
+
+def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_page(page, embedded_dashboard, "Triton Batching Lab")
+        links = nav_links(page)
+        open_page(page, links["Dynamic batching"], "Dynamic batching")
+        start_traffic(page)
+        before = wait_until(lambda: (n := batch_total(page)) >= 200 and n, 90, "200 executions before the restart")
+        open_page(page, links["Overview"], "Triton Batching Lab")
+        page.get_by_role("button", name="Restart embedded server").click()
+        page.get_by_text("stops the running traffic").wait_for(timeout=30_000)  # the confirmation says so
+        page.get_by_role("button", name="Restart and resume the traffic").click()
+        page.get_by_text("Server restarted, traffic resumed.").wait_for(timeout=120_000)
+        open_page(page, links["Dynamic batching"], "Dynamic batching")
+        # the executions from before the restart are still in the 3-minute window, and new ones add to them
+        after = wait_until(lambda: (n := batch_total(page)) >= before + 100 and n, 90,
+                           f"the history of {before} executions kept and 100 more after the restart")
+        assert page.get_by_role("button", name="Stop traffic").is_enabled()  # the traffic came back
+        assert (markers(page) or 0) >= 2, captions(page)  # traffic start + the restart band (+ the resumed start)
+        wait_until(lambda: not page.get_by_text("Server not answering").count(), 30,
+                   "the server-down banner to go once the server answers again")
+        full_screenshot(page, "restart_kept_history")
+        print(f"executions in the window: {before} before the restart, {after} after")
+    finally:
+        stop_traffic(page)
+        page.close()
+
+
+def test_demo_mode_shows_the_operators_live_lab_with_no_control(dashboard, browser):
+    operator = browser.new_page(viewport={"width": 1400, "height": 1000})
+    demo = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_page(operator, dashboard, "Triton Batching Lab")
+        open_page(operator, nav_links(operator)["Dynamic batching"], "Dynamic batching")
+        start_traffic(operator)  # the operator's traffic, and its start marker
+        demo.goto(f"{dashboard}/demo")
+        demo.get_by_role("heading", name="Triton Batching Lab — live", level=1).wait_for(timeout=30_000)
+        wait_until(lambda: (histogram(demo) or {}) and sum(histogram(demo).values()) >= 50, 60,
+                   "the operator's traffic on the demo charts")
+        wait_until(lambda: demo.locator('[data-testid="stAlert"]', has_text="Running against").count(), 30,
+                   "the running traffic in the demo's status")
+        assert (markers(demo) or 0) >= 1, captions(demo)  # the operator's markers
+        charts = demo.locator('[data-testid="stVegaLiteChart"]')
+        wait_until(lambda: charts.count() >= 5, 30, f"the demo's five live charts ({charts.count()} drawn)")
+        for control in ('[data-testid="stButton"]', '[data-testid="stSlider"]', '[data-testid="stTextArea"]',
+                        '[data-testid="stSidebarNav"]', '[data-testid="stNumberInput"]', '[data-testid="stAppDeployButton"]'):
+            assert demo.locator(control).count() == 0, f"demo shows a control: {control}"
+        wait_until(lambda: operator.get_by_text("demo viewer").count(), 30, "the operator to see the viewer")
+        nan = demo.locator('[data-testid="stVegaLiteChart"] text', has_text="NaN")
+        wait_until(lambda: not nan.count(), 15, "no chart axis reading NaN")
+        full_screenshot(demo, "demo_mode")
+    finally:
+        demo.close()
+        stop_traffic(operator)
+        operator.close()
+
+
+def test_a_rate_the_generator_cannot_send_is_warned_about(dashboard, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_page(page, dashboard, "Triton Batching Lab")
+        open_page(page, nav_links(page)["Dynamic batching"], "Dynamic batching")
+        page.get_by_text("open loop (arrival rate)").click()
+        rate = page.get_by_label("Rate (req/s)")
+        rate.wait_for()
+        rate.fill("5000")  # the highest rate the form takes; far beyond this machine's generator and server
+        rate.press("Enter")
+        start_traffic(page)
+        warning = page.get_by_text("The load generator is not keeping up")
+        warning.wait_for(timeout=60_000)
+        full_screenshot(page, "cannot_keep_up")
+        print(warning.inner_text())
+    finally:
+        stop_traffic(page)
+        page.close()

@@ -166,8 +166,20 @@ def test_three_batchings_checks_each_model(ui_env):
     ok(at)
 
 
-def _raw(at):
-    return next(t for t in at.text_area if t.label == "config.pbtxt")
+def _raw(at, key: str = "dynamic", model: str = "gpu_sim"):
+    """Return the raw editor's text area, opening its expander first (collapsed, it renders nothing)."""
+    found = [t for t in at.text_area if t.label == "config.pbtxt"]
+    if not found:
+        at.session_state[f"{key}:{model}:raw:open"] = True
+        ok(at.run())
+        found = [t for t in at.text_area if t.label == "config.pbtxt"]
+    return found[0]
+
+
+def test_the_raw_editor_does_no_work_while_collapsed(ui_env, triton):
+    at = open_page("pages/dynamic_batching.py")
+    assert not [t for t in at.text_area if t.label == "config.pbtxt"]  # collapsed: nothing rendered
+    assert _raw(at).value == file_text(triton, "gpu_sim")  # opened: the whole file
 
 
 def test_raw_editor_shows_a_syntax_error_by_line_and_column(ui_env, triton, restore_model):

@@ -1,0 +1,138 @@
+"""The live view's data, computed once per tick for every browser session that shows it.
+
+A live page redraws every 2 s (5 s when nothing moves). Without sharing, each open session — the operator's
+tabs and every demo viewer — would recompute the same window figures, chart datasets and marker comparisons.
+`frame()` builds a `LiveFrame` at most once per (lab, model, window, view, tick of TICK_S) and hands the same
+object to every session asking within that tick; a session asking while another builds it waits for that
+build instead of starting its own. No Streamlit here: pages only render what a frame holds.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from app.figures import WindowFigures
+from app.markers import Marker
+from app.traffic import load_targets
+from app.ui import charts
+
+TICK_S = 1.0  # sessions asking within the same second share one frame
+TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
+NARRATION_S = 20  # the demo narration's window
+KEEP = 64  # frames kept (distinct models, windows, paused views)
+
+
+@dataclass(frozen=True)
+class LiveFrame:
+    """Everything one live view draws at one moment."""
+
+    model: str
+    window_s: int
+    now: float
+    up: bool
+    error: str | None
+    running: bool
+    targeted: bool
+    targets: tuple[str, ...]
+    tile: WindowFigures
+    specs: dict[str, dict]  # chart name -> Vega-Lite spec with its data
+    batch_hist: dict[int, int]
+    markers: list[Marker]
+    impacts: list[tuple[Marker, dict]] = field(default_factory=list)  # the last 6 markers' before/after
+
+
+class FrameCache:
+    """Frames keyed by what they show and the tick they were built in; thread-safe, bounded."""
+
+    def __init__(self, keep: int = KEEP, tick_s: float = TICK_S) -> None:
+        self.keep, self.tick_s = keep, tick_s
+        self.builds = 0  # how many frames were computed (the benchmark and tests read it)
+        self._frames: OrderedDict[tuple, object] = OrderedDict()
+        self._building: dict[tuple, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple, now: float, build):
+        """Return the frame of key for now's tick, building it with build() when no session has yet."""
+        full = (*key, math.floor(now / self.tick_s))
+        while True:
+            with self._lock:
+                if full in self._frames:
+                    self._frames.move_to_end(full)
+                    return self._frames[full]
+                waiting = self._building.get(full)
+                if waiting is None:
+                    self._building[full] = threading.Event()
+                    break
+            waiting.wait(30.0)  # another session is building this very frame
+        try:
+            frame = build()
+            with self._lock:
+                self.builds += 1
+                self._frames[full] = frame
+                while len(self._frames) > self.keep:
+                    self._frames.popitem(last=False)
+            return frame
+        finally:
+            with self._lock:
+                self._building.pop(full).set()
+
+
+_caches: dict[int, FrameCache] = {}
+_caches_lock = threading.Lock()
+
+
+def cache_of(lab) -> FrameCache:
+    """Return the frame cache of one lab (one per process in practice)."""
+    with _caches_lock:
+        return _caches.setdefault(id(lab), FrameCache())
+
+
+def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | None = None,
+          now: float | None = None) -> LiveFrame:
+    """Return the live frame of a model: shared by every session asking in the same tick (now: the clock)."""
+    now = paused_at if paused_at is not None else (time.time() if now is None else now)
+    key = ("live", model, window_s, per_class, paused_at is not None, *_state(lab))
+    return cache_of(lab).get(key, now, lambda: _build(lab, model, window_s, per_class, now, paused_at is not None))
+
+
+def narration_figures(lab, model: str) -> WindowFigures:
+    """Return the last NARRATION_S seconds' figures of a model, shared per tick (the demo narration)."""
+    now = time.time()
+    return cache_of(lab).get(("narration", model, *_state(lab)), now,
+                             lambda: lab.measure(model, now - NARRATION_S, now))
+
+
+def _state(lab) -> tuple:
+    """What makes a frame of this tick stale when it changes: a run started or stopped, a marker added or closed."""
+    return lab.load.running, lab.load.runs, lab.markers.version
+
+
+def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool) -> LiveFrame:
+    since = now - window_s
+    msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
+    lsnap = lab.load.snapshot(window_s=window_s + (time.time() - now))
+    targets = tuple(sorted(load_targets(lsnap.spec)))
+    targeted = model in targets
+    lrows = [r for r in lsnap.timeline if since <= r["t"] <= now and model in r.get("models", ())]  # earlier runs too
+    markers = [m for m in lab.markers.list(model, since) if m.t <= now]
+    mrows = msnap.timeline
+    sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
+    specs = {
+        "throughput": charts.throughput(mrows, lrows, markers, zoom),
+        "latency": charts.latency(mrows, lrows, markers, sla, zoom),
+        "breakdown": charts.breakdown(mrows, markers, zoom),
+        "batches": charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"),
+        "pending": charts.pending(mrows, markers, zoom),
+    }
+    if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
+        specs["per_class"] = charts.per_class(lrows, markers, zoom)
+    return LiveFrame(
+        model=model, window_s=window_s, now=now, up=msnap.up, error=msnap.error,
+        running=lsnap.running, targeted=targeted, targets=targets,
+        tile=lab.measure(model, now - TILE_S, now), specs=specs, batch_hist=msnap.batch_hist,
+        markers=markers, impacts=[(m, lab.impact(m, model)) for m in markers[-6:]],
+    )
+
