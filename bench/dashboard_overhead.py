@@ -122,12 +122,22 @@ def main(argv: list[str] | None = None) -> int:
                     demo.goto(f"http://127.0.0.1:{port}/demo", timeout=120_000)
                     demo.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=120_000)
                 time.sleep(10)
+                if args.profile:
+                    subprocess.run(["py-spy", "record", "-p", str(app.pid), "-d", "20", "-f", "raw", "-o",
+                                    str(args.profile.with_suffix(".viewers.txt")), "-r", "50"],
+                                   check=False, capture_output=True)
                 result["viewers"] = args.viewers
                 result["viewers_streamlit_pct"] = measure(args.seconds, lambda: [app.pid])
                 result["per_viewer_pct"] = (result["viewers_streamlit_pct"] - result["traffic_streamlit_pct"]) / args.viewers
                 for demo in demos:
                     demo.close()
             page.get_by_role("button", name="Stop traffic").click()
+            start = page.get_by_role("button", name="Start traffic")
+            deadline = time.monotonic() + 30  # the page's traffic must have stopped before the standalone phase
+            while not (start.count() and start.is_enabled()) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if not start.is_enabled():
+                raise RuntimeError("the dashboard's traffic did not stop: the standalone figure would count both")
             page.close()
             browser.close()
         gen = subprocess.Popen([sys.executable, "-m", "loadgen", "run", "--url", endpoint.http_url, "--model",
