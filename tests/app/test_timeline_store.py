@@ -57,6 +57,10 @@ def feed_run(load: LoadController, t0: float, seconds: int, seed: int) -> None:
     load._past.append((_Restored(t0, float(seconds)), stats, spec))
 
 
+def keeper(path, scope: str, poller, load, markers) -> TimelineKeeper:
+    return TimelineKeeper(TimelineStore(path, scope), poller, load, markers, clock=lambda: NOW)
+
+
 def test_a_new_process_shows_and_measures_what_the_last_one_saw(tmp_path):
     _, load, markers = parts()
     poller = polled()
@@ -64,13 +68,11 @@ def test_a_new_process_shows_and_measures_what_the_last_one_saw(tmp_path):
     first = markers.add("gpu_sim", "traffic", "traffic start")
     band = markers.begin("gpu_sim", "apply", "delay 500 → 2000")
     markers.finish(band)
-    TimelineKeeper(TimelineStore(tmp_path / "store.sqlite", "embedded:/repo"), poller, load, markers,
-                   clock=lambda: NOW).save()
+    keeper(tmp_path / "store.sqlite", "embedded:/repo", poller, load, markers).save()
 
     poller2, load2, markers2 = parts()
-    keeper = TimelineKeeper(TimelineStore(tmp_path / "store.sqlite", "embedded:/repo"), poller2, load2, markers2,
-                            clock=lambda: NOW)
-    assert keeper.restore() == {"samples": 3, "markers": 2, "runs": 1}
+    restored = keeper(tmp_path / "store.sqlite", "embedded:/repo", poller2, load2, markers2).restore()
+    assert restored == {"samples": 3, "markers": 2, "runs": 1}
     assert poller2.snapshot("gpu_sim", 600, now=NOW).timeline == poller.snapshot("gpu_sim", 600, now=NOW).timeline
     window, window2 = poller.window("gpu_sim", NOW - 10, NOW), poller2.window("gpu_sim", NOW - 10, NOW)
     assert window2 == window and window["batch_hist"], window  # counter differences and batch sizes alike
@@ -86,14 +88,11 @@ def test_another_lab_and_old_history_are_not_restored(tmp_path):
     _, load, markers = parts()
     poller = polled()
     feed_run(load, NOW - 2000, 60, seed=2)  # ended long before the 15 minutes kept
-    TimelineKeeper(TimelineStore(tmp_path / "s.sqlite", "remote:http://a:8000"), poller, load, markers,
-                   clock=lambda: NOW).save()
-    poller2, load2, markers2 = parts()
-    other = TimelineKeeper(TimelineStore(tmp_path / "s.sqlite", "remote:http://b:8000"), poller2, load2, markers2,
-                           clock=lambda: NOW)
-    assert other.restore() == {"samples": 0, "markers": 0, "runs": 0}
-    same = TimelineKeeper(TimelineStore(tmp_path / "s.sqlite", "remote:http://a:8000"), *parts(), clock=lambda: NOW)
-    assert same.restore() == {"samples": 3, "markers": 0, "runs": 0}  # the run ended too long ago
+    keeper(tmp_path / "s.sqlite", "remote:http://a:8000", poller, load, markers).save()
+    other = keeper(tmp_path / "s.sqlite", "remote:http://b:8000", *parts()).restore()
+    assert other == {"samples": 0, "markers": 0, "runs": 0}
+    same = keeper(tmp_path / "s.sqlite", "remote:http://a:8000", *parts()).restore()
+    assert same == {"samples": 3, "markers": 0, "runs": 0}  # the run ended too long ago
 
 
 def test_a_damaged_store_costs_the_history_not_the_start(tmp_path):

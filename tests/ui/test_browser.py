@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -97,19 +98,33 @@ def stop_traffic(page) -> None:
         wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
 
 
-def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, restore_model, tmp_path):
-    restore_model("gpu_sim")
-    set_delay(triton, tmp_path, 0)
+@contextmanager
+def dynamic_batching_page(browser, dashboard: str):
+    """Open the Dynamic batching page in a new tab; stop its traffic and close it afterwards."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         open_page(page, dashboard, "Triton Batching Lab")
         open_page(page, nav_links(page)["Dynamic batching"], "Dynamic batching")
-        # open loop at a low rate: at delay 0 the server is mostly idle, so batches are mostly 1
-        page.get_by_text("open loop (arrival rate)").click()
-        rate = page.get_by_label("Rate (req/s)")
-        rate.wait_for()
-        rate.fill("30")
-        rate.press("Enter")
+        yield page
+    finally:
+        stop_traffic(page)
+        page.close()
+
+
+def open_loop(page, rate: int) -> None:
+    """Switch the traffic form to open loop at `rate` req/s."""
+    page.get_by_text("open loop (arrival rate)").click()
+    field = page.get_by_label("Rate (req/s)")
+    field.wait_for()
+    field.fill(str(rate))
+    field.press("Enter")
+
+
+def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, restore_model, tmp_path):
+    restore_model("gpu_sim")
+    set_delay(triton, tmp_path, 0)
+    with dynamic_batching_page(browser, dashboard) as page:
+        open_loop(page, 30)  # a low rate: at delay 0 the server is mostly idle, so batches are mostly 1
         start_traffic(page)
         before = wait_until(lambda: (h := histogram(page)) and sum(h.values()) >= 100 and h, 60, "100 executions at delay 0")
         assert before.get(1, 0) >= 0.7 * sum(before.values()), before
@@ -131,17 +146,11 @@ def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, 
         # under traffic, with change markers, every chart must show a readable y axis (not a plot squashed flat)
         wait_until(lambda: not squashed_charts(page), 15, f"every live chart to have y tick labels: {squashed_charts(page)}")
         full_screenshot(page, "dynamic_batching_after_change")
-    finally:
-        stop_traffic(page)
-        page.close()
 
 
 def test_screenshot_every_page(dashboard, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        open_page(page, dashboard, "Triton Batching Lab")
+    with dynamic_batching_page(browser, dashboard) as page:
         links = nav_links(page)
-        open_page(page, links["Dynamic batching"], "Dynamic batching")
         start_traffic(page)  # charts with data in every gpu_sim screenshot
         for title, url in links.items():
             page.goto(url)
@@ -151,10 +160,7 @@ def test_screenshot_every_page(dashboard, browser):
                 wait_until(lambda: histogram(page), 60, f"batches in the live view of {title}")
             assert not page.locator('[data-testid="stException"]').count(), f"exception on {title}"
             full_screenshot(page, re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_"))
-        open_page(page, links["Dynamic batching"], "Dynamic batching")
-    finally:
-        stop_traffic(page)
-        page.close()
+        open_page(page, links["Dynamic batching"], "Dynamic batching")  # where the traffic is stopped
 
 
 def batch_total(page) -> int:
@@ -162,11 +168,8 @@ def batch_total(page) -> int:
 
 
 def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        open_page(page, embedded_dashboard, "Triton Batching Lab")
+    with dynamic_batching_page(browser, embedded_dashboard) as page:
         links = nav_links(page)
-        open_page(page, links["Dynamic batching"], "Dynamic batching")
         start_traffic(page)
         before = wait_until(lambda: (n := batch_total(page)) >= 200 and n, 90, "200 executions before the restart")
         open_page(page, links["Overview"], "Triton Batching Lab")
@@ -184,9 +187,6 @@ def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard,
                    "the server-down banner to go once the server answers again")
         full_screenshot(page, "restart_kept_history")
         print(f"executions in the window: {before} before the restart, {after} after")
-    finally:
-        stop_traffic(page)
-        page.close()
 
 
 def test_demo_mode_shows_the_operators_live_lab_with_no_control(dashboard, browser):
@@ -219,20 +219,10 @@ def test_demo_mode_shows_the_operators_live_lab_with_no_control(dashboard, brows
 
 
 def test_a_rate_the_generator_cannot_send_is_warned_about(dashboard, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        open_page(page, dashboard, "Triton Batching Lab")
-        open_page(page, nav_links(page)["Dynamic batching"], "Dynamic batching")
-        page.get_by_text("open loop (arrival rate)").click()
-        rate = page.get_by_label("Rate (req/s)")
-        rate.wait_for()
-        rate.fill("5000")  # the highest rate the form takes; far beyond this machine's generator and server
-        rate.press("Enter")
+    with dynamic_batching_page(browser, dashboard) as page:
+        open_loop(page, 5000)  # the highest rate the form takes; far beyond this machine's generator and server
         start_traffic(page)
         warning = page.get_by_text("The load generator is not keeping up")
         warning.wait_for(timeout=60_000)
         full_screenshot(page, "cannot_keep_up")
         print(warning.inner_text())
-    finally:
-        stop_traffic(page)
-        page.close()
