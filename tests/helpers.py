@@ -17,10 +17,12 @@ def read_config(repo: Path, model: str) -> model_config_pb2.ModelConfig:
     return text_format.Parse((Path(repo) / model / "config.pbtxt").read_text(), model_config_pb2.ModelConfig())
 
 
-def reload(host_port: str, model: str, config: model_config_pb2.ModelConfig) -> None:
-    """Hot-reload a model with a config override."""
+def reload(endpoint, model: str, config: model_config_pb2.ModelConfig) -> None:
+    """Hot-reload a model with a config override, over gRPC as the lab does (an HTTP load stalls HTTP traffic)."""
+    from app.server.control import ModelControl  # noqa: PLC0415
+
     body = json.dumps(json_format.MessageToDict(config, preserving_proto_field_name=True))
-    http.InferenceServerClient(host_port).load_model(model, config=body)
+    ModelControl(endpoint).load(model, body, timeout_s=120)
 
 
 def gpu_sim_input(rows: int = 1) -> http.InferInput:

@@ -39,7 +39,7 @@ def test_server_window_equals_the_difference_of_start_and_end_scrapes(triton, re
     for _ in range(3):  # polls while traffic runs, then a config reload inside the window (counters keep counting)
         poller.poll_once()
         time.sleep(0.5)
-    reload(triton.endpoint.host_port, MODEL, halfway)
+    reload(triton.endpoint, MODEL, halfway)
     assert load.wait(30.0)
     triton.wait_idle()  # the last answers are counted before the window closes
     poller.poll_once()

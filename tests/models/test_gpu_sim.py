@@ -46,7 +46,7 @@ def test_compute_is_linear_past_saturation():
 
 def _measure(triton, config, spec: LoadSpec) -> dict:
     """Reload gpu_sim, run the spec; return the client summary plus server compute time per request."""
-    reload(triton.endpoint.host_port, "gpu_sim", config)
+    reload(triton.endpoint, "gpu_sim", config)
     before = parse_metrics(fetch_text(triton.endpoint.metrics_url), time.time())
     _, summary, _ = run_load(triton, spec)
     after = parse_metrics(fetch_text(triton.endpoint.metrics_url), time.time())

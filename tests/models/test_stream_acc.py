@@ -38,6 +38,6 @@ def test_dynamic_batching_scrambles_interleaved_sequences(triton, restore_model)
     config = read_config(triton.repo, "stream_acc")
     config.ClearField("sequence_batching")
     config.dynamic_batching.max_queue_delay_microseconds = 100
-    reload(triton.endpoint.host_port, "stream_acc", config)
+    reload(triton.endpoint, "stream_acc", config)
     right, wrong = _interleave(triton.endpoint.host_port)
     assert wrong >= 20  # every step after the first sequence's first mixes in other sequences' values
