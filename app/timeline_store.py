@@ -142,14 +142,14 @@ class TimelineKeeper:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(10.0)
-        try:
-            self.save()
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("the history could not be saved at close: %s", exc)
+        self._save_or_log()
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
-            try:
-                self.save()
-            except (sqlite3.Error, OSError) as exc:  # a full disk costs the saved history, never the dashboard
-                log.warning("the history could not be saved: %s", exc)
+            self._save_or_log()
+
+    def _save_or_log(self) -> None:
+        try:
+            self.save()
+        except (sqlite3.Error, OSError) as exc:  # a full disk costs the saved history, never the dashboard
+            log.warning("the history could not be saved: %s", exc)

@@ -134,10 +134,8 @@ class LoadController:
 
     def export(self, since_epoch: float) -> list[dict]:
         """Return every kept run's per-second buckets from since_epoch on, with its spec (the history store)."""
-        with self._lock:
-            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else list(self._past)
         out = []
-        for run, stats, spec in runs:
+        for run, stats, spec in self._runs():
             if run.t0_epoch is None or run.t0_epoch + run.elapsed_s() < since_epoch:
                 continue
             out.append({"t0_epoch": run.t0_epoch, "elapsed_s": run.elapsed_s(), "spec": spec_to_dict(spec),
@@ -171,8 +169,7 @@ class LoadController:
 
         model: only runs that sent to it. Each row says its `seconds` and `span` (epoch) covered.
         """
-        with self._lock:
-            runs = [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else list(self._past)
+        runs = self._runs()
         merged: dict[str, Bucket] = {}
         seconds, first, last = 0, None, None
         for run, stats, spec in runs:
@@ -194,6 +191,11 @@ class LoadController:
         for row in out.values():
             row["span"] = (first, last)
         return out
+
+    def _runs(self) -> list[tuple]:
+        """Return (run, stats, spec) of every kept run, oldest first, the current one last."""
+        with self._lock:
+            return [*self._past, (self._run, self._stats, self._spec)] if self._run is not None else list(self._past)
 
     def _unsubscribe(self, fn: Subscriber) -> None:
         with self._lock:

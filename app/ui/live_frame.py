@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -80,14 +81,14 @@ class FrameCache:
                 self._building.pop(full).set()
 
 
-_caches: dict[int, FrameCache] = {}
+_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # lab -> its cache, gone with the lab
 _caches_lock = threading.Lock()
 
 
 def cache_of(lab) -> FrameCache:
     """Return the frame cache of one lab (one per process in practice)."""
     with _caches_lock:
-        return _caches.setdefault(id(lab), FrameCache())
+        return _caches.setdefault(lab, FrameCache())
 
 
 def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | None = None,
