@@ -1,6 +1,7 @@
 """One Lab per server: the composition root of the parts that run in the background for it."""
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from app.config.apply import ConfigService
 from app.experiments.compare import capture
+from app.experiments.jobs import Jobs
 from app.experiments.store import Experiment, ExperimentStore
 from app.figures import WindowFigures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
@@ -34,6 +36,7 @@ class Lab:
         self.config, self.metrics, self.load = config, metrics, load
         self.markers, self.experiments = markers, experiments
         self.keeper = keeper  # the history on disk: restored at create, saved every 10 s
+        self.jobs = Jobs(self)  # the one sweep or A/B comparison running in the background
         self._lock = threading.RLock()
 
     @classmethod
@@ -162,11 +165,17 @@ class Lab:
         if end - start < 2.0:
             raise ValueError("less than 2 s of traffic since the last config change: let it run, then save")
         figures = self.measure(model, start, end, include_held=False)
-        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap.spec, figures)
+        seconds = [self.measure(model, t, t + 1.0, include_held=False) for t in range(math.ceil(start), math.floor(end))]
+        reloads = [[m.t, m.end] for m in self.markers.list(model, since=snap.started_at) if m.band and m.end is not None
+                   and m.t < end]
+        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap.spec, figures,
+                      seconds, reloads, since=change.text if change else "")
         return self.experiments.get(self.experiments.add(exp))
 
     def close(self) -> None:
-        """Stop traffic, polling and the embedded server."""
+        """Stop a running study, traffic, polling and the embedded server."""
+        if self.jobs.running:
+            self.jobs.cancel(wait_s=30.0)
         self.load.stop()
         self.metrics.stop()
         if self.keeper is not None:

@@ -62,6 +62,12 @@ class LoadController:
         with self._lock:
             return self._spec
 
+    @property
+    def started_at(self) -> float | None:
+        """Return the wall-clock start (epoch s) of the current run once it sends, else None."""
+        run = self._run
+        return run.t0_epoch if run is not None and self.running else None
+
     def start(self, spec: LoadSpec) -> None:
         """Start a run in the background and return at once; raise RuntimeError if one is going."""
         with self._lock:

@@ -1,27 +1,34 @@
-"""Build experiments from window figures, and compare two side by side with the metric catalog's directions."""
+"""Build saved runs from window figures, and show two side by side (changes only: a verdict needs an A/B)."""
 from __future__ import annotations
 
 import dataclasses
 
 from app.experiments.store import Experiment
 from app.figures import ALL, WindowFigures
-from app.metrics.catalog import fmt, label, metric
+from app.metrics.catalog import fmt, label
 
-SERVER_KEYS = ("infer_rps", "avg_batch", "queue_us", "compute_input_us", "compute_infer_us", "compute_output_us",
-               "request_us", "pending", "fail_rps")
+SERVER_KEYS = ("infer_rps", "avg_batch", "queue_share", "queue_us", "compute_input_us", "compute_infer_us",
+               "compute_output_us", "request_us", "pending", "fail_rps")
 CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected", "wrong_output")
 _SERVER_EXTRA = ("infer_count", "request_count", "exec_count", "fail_count", "batch_hist", "span", "resets")
 
 
-def capture(label_text: str, model: str, config_text: str, spec, figures: WindowFigures) -> Experiment:
-    """Return an experiment from one window: client figures per class, server counter differences."""
+def capture(label_text: str, model: str, config_text: str, spec, figures: WindowFigures,
+            seconds: list[WindowFigures] = (), reloads: list = (), since: str = "") -> Experiment:
+    """Return an experiment from one window: client figures per class, server counter differences, and the
+    figures of each of its seconds (the run's measurement windows) and the reload bands left out."""
     server = {k: figures.server.get(k) for k in (*SERVER_KEYS, *_SERVER_EXTRA)}
+    windows = [{"t0": w.t0, "t1": w.t1, "client": dict(w.client),
+                "server": {k: w.server.get(k) for k in (*SERVER_KEYS, *_SERVER_EXTRA)}} for w in seconds]
+    outcome = {"window": "since the last config change" + (f" ({since})" if since else "") + ", to the run's end",
+               "seconds": figures.seconds}
     return Experiment(label_text, model, config_text, figures.t0, figures.t1, dataclasses.asdict(spec),
-                      dict(figures.client), server)
+                      dict(figures.client), server, seed=spec.seed, windows=windows, reloads=list(reloads),
+                      outcome=outcome)
 
 
 def compare(a: Experiment, b: Experiment) -> list[dict]:
-    """Return rows metric | A | B | change | better, client metrics first (they are the authority for p99)."""
+    """Return rows metric | A | B | change, client metrics first (they are the authority for p99); no verdict."""
     ca, cb = a.client.get(ALL, {}), b.client.get(ALL, {})
     rows = [_row(key, ca.get(key), cb.get(key)) for key in CLIENT_KEYS]
     rows += [_row(key, a.server.get(key), b.server.get(key)) for key in SERVER_KEYS]
@@ -29,10 +36,7 @@ def compare(a: Experiment, b: Experiment) -> list[dict]:
 
 
 def _row(key: str, a, b) -> dict:
-    lower_is_better = metric(key).lower_is_better
+    """One metric of two single runs: the change, and no winner — one run each says nothing about the noise."""
     change = (b - a) / a if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a else None
-    better = "—"
-    if change is not None and lower_is_better is not None and abs(change) >= 0.02:
-        better = "B" if (change < 0) == lower_is_better else "A"
     return {"metric": label(key), "A": fmt(key, a, unit=False), "B": fmt(key, b, unit=False),
-            "change": None if change is None else f"{change:+.0%}", "better": better}
+            "change": None if change is None else f"{change:+.0%}"}

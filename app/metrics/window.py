@@ -49,6 +49,8 @@ def server_figures(delta: CounterDelta) -> dict:
     for key, counter in DURATIONS.items():
         out[key] = c.get(counter, 0.0) / success if success else None
     out["compute_us"] = sum(out[k] for k in COMPUTE) if success else None
+    request = c.get(DURATIONS["request_us"], 0.0)
+    out["queue_share"] = c.get(DURATIONS["queue_us"], 0.0) / request if request else None
     return out
 
 

@@ -1,0 +1,345 @@
+"""A/B (and A/B/C…) comparison under identical traffic, interleaved in repeated trials.
+
+Every trial runs every arm once: its config is hot-reloaded, then the same seeded load (same arrivals,
+classes and shapes) runs from its start, a warm-up is dropped and a fixed span is measured in
+one-second windows with exact edges (meter.Meter). Trials alternate the order (A B, B A, …) so drift of a
+shared machine hits every arm alike. Each metric's difference to the first arm comes with a paired
+95 % interval (confidence.paired); the verdict says "no clear difference" when the intervals do.
+Every trial is stored as it ends: a stopped comparison resumes without running a finished trial again.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.config.errors import ConfigError
+from app.config.model_config import copy_config, parse_config
+from app.experiments.confidence import Difference, paired
+from app.experiments.environment import environment
+from app.experiments.meter import Meter, ServerGone, merged
+from app.experiments.store import CANCELLED, DONE, INTERRUPTED, RUNNING, Experiment, Study, owner_tag
+from app.experiments.sweep import Cancelled, Interrupted, restarted, wait_ready
+from app.metrics.catalog import label as metric_label
+from loadgen.spec import LoadSpec
+from loadgen.specfile import spec_from_dict, spec_to_dict
+from loadgen.stats import ALL
+
+CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected")
+SERVER_KEYS = ("queue_share", "queue_us", "compute_us", "avg_batch", "fail_rps")
+HEADLINE = ("goodput_rps", "p99_ms", "throughput_rps")  # what the plain verdict speaks about first
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One configuration of a comparison."""
+
+    name: str
+    config_text: str
+
+
+@dataclass(frozen=True)
+class ABPlan:
+    """What to compare and how: arms (the first is the baseline), the traffic, trials and their length."""
+
+    model: str
+    arms: tuple[Arm, ...]
+    spec: dict  # a LoadSpec as spec_to_dict gives it; its seed makes every run's schedule the same
+    trials: int = 4
+    trial_s: float = 5.0
+    warmup_s: float = 1.0
+    min_effect: float = 0.03
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arms", tuple(a if isinstance(a, Arm) else Arm(**a) for a in self.arms))
+        if len(self.arms) < 2:
+            raise ValueError("a comparison needs at least two configurations")
+        if len({a.name for a in self.arms}) != len(self.arms):
+            raise ValueError("give each configuration its own name")
+        if self.trials < 2:
+            raise ValueError("at least two trials: one trial gives no idea of the noise")
+        if self.trial_s < 1 or self.warmup_s < 0:
+            raise ValueError("trials last at least 1 s; the warm-up cannot be negative")
+        for arm in self.arms:
+            parse_config(arm.config_text, source=f"config of {arm.name}")
+
+    def load_spec(self) -> LoadSpec:
+        """Return the load every trial runs: the plan's spec, seeded, bounded to warm-up + trial + 1 s."""
+        spec = spec_from_dict(self.spec)
+        return dataclasses.replace(spec, seed=spec.seed if spec.seed is not None else 1,
+                                   duration_s=self.warmup_s + self.trial_s + 1.0, warmup_s=self.warmup_s,
+                                   max_requests=None)
+
+    def order(self, trial: int) -> tuple[Arm, ...]:
+        """Return the arms in the order trial runs them: forwards on even trials, backwards on odd ones."""
+        return self.arms if trial % 2 == 0 else tuple(reversed(self.arms))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ABPlan:
+        return cls(**{**data, "arms": tuple(Arm(**a) for a in data["arms"])})
+
+
+@dataclass
+class ABProgress:
+    """What the page shows while a comparison runs."""
+
+    study_id: int
+    done: int = 0
+    total: int = 0
+    eta_s: float | None = None
+    current: str = ""
+    log: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ABResult:
+    """Per arm, per trial figures; the differences to the baseline with their intervals."""
+
+    study_id: int
+    plan: ABPlan
+    trials: dict[str, dict[int, dict]]  # arm -> trial -> {'client': per class, 'server': ..., 'windows': [...]}
+    status: str = DONE
+    note: str = ""
+    wall_s: float = 0.0
+
+    def classes(self) -> list[str]:
+        found = {c for per in self.trials.values() for f in per.values() for c in f.get("client", {})}
+        return [ALL, *sorted(found - {ALL})]
+
+    def values(self, arm: str, key: str, cls: str = ALL) -> list[float | None]:
+        """Return one metric of an arm per trial (trial order), None where not measured."""
+        per = self.trials.get(arm, {})
+        return [_value(per[t], key, cls) if t in per else None for t in range(self.plan.trials)]
+
+    def differences(self, arm: str) -> list[tuple[str, Difference]]:
+        """Return (class, difference) of every compared metric of arm against the baseline."""
+        base = self.plan.arms[0].name
+        out = []
+        classes = self.classes()
+        for cls in classes if len(classes) > 2 else [ALL]:  # one class: its rows are the 'all' rows
+            for key in CLIENT_KEYS:
+                d = paired(key, self.values(base, key, cls), self.values(arm, key, cls), self.plan.min_effect)
+                if d is not None:
+                    out.append((cls, d))
+        for key in SERVER_KEYS:
+            d = paired(key, self.values(base, key), self.values(arm, key), self.plan.min_effect)
+            if d is not None:
+                out.append((ALL, d))
+        return out
+
+    def verdict(self, arm: str) -> str:
+        """Return the plain verdict of arm against the baseline: the headline figures first, then the rest."""
+        base = self.plan.arms[0].name
+        diffs = self.differences(arm)
+        if not diffs:
+            return f"{arm} vs {base}: not enough complete trials to say"
+        n = diffs[0][1].n
+        head = [(c, d) for c, d in diffs if c == ALL and d.key in HEADLINE and d.clear]
+        rest = [(c, d) for c, d in diffs if d.clear and (c, d) not in head]
+        if not head:
+            line = (f"{arm} vs {base}: no clear difference in goodput, p99 or throughput — every 95 % interval "
+                    f"over {n} trials includes zero (or the difference is under {self.plan.min_effect:.0%})")
+        else:
+            better = sum(d.verdict == "better" for _, d in head)
+            worse = sum(d.verdict == "worse" for _, d in head)
+            what = (f"{arm} is better than {base}" if better and not worse else
+                    f"{arm} is worse than {base}" if worse and not better else f"{arm} trades against {base}")
+            head.sort(key=lambda x: HEADLINE.index(x[1].key))
+            line = f"{what} over {n} trials: " + "; ".join(_describe(c, d) for c, d in head)
+        if rest:
+            line += ". Also: " + "; ".join(_describe(c, d) for c, d in rest)
+        return line + "."
+
+
+def _describe(cls: str, d: Difference) -> str:
+    lo, hi = d.relative_interval or (0.0, 0.0)
+    who = "" if cls == ALL else f" [{cls}]"
+    return f"{metric_label(d.key, False)}{who} {d.relative or 0:+.0%} (95 % CI {lo:+.0%} to {hi:+.0%}, {d.verdict})"
+
+
+def _value(figures: dict, key: str, cls: str):
+    if key in CLIENT_KEYS:
+        return ((figures.get("client") or {}).get(cls) or {}).get(key)
+    return (figures.get("server") or {}).get(key)
+
+
+def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
+           progress: Callable[[ABProgress], None] | None = None, cancel: threading.Event | None = None) -> ABResult:
+    """Run (or resume, given study_id) a comparison on the lab's server; return its result. Blocks."""
+    store = lab.experiments
+    started = time.monotonic()
+    if study_id is None:
+        if plan is None:
+            raise ValueError("a new comparison needs a plan")
+        base_text = lab.config.current_text(plan.model)
+        study_id = store.add_study(Study(
+            "ab", label.strip() or " vs ".join(a.name for a in plan.arms), plan.model, {"plan": plan.to_dict()},
+            time.time(), base_config=base_text, env=environment(lab, plan.model)))
+    else:
+        study = store.study(study_id)
+        if study.kind != "ab" or study.status == DONE:
+            raise ValueError(f"study {study_id} is not an unfinished comparison")
+        plan, base_text = ABPlan.from_dict(study.definition["plan"]), study.base_config
+        store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
+    trials = load_trials(store, study_id)
+    runner = _Trials(lab, plan, study_id, trials, progress, cancel or threading.Event())
+    status, note = DONE, ""
+    try:
+        runner.run()
+    except Cancelled:
+        status, note = CANCELLED, "cancelled; finished trials are kept and Resume runs only the rest"
+    except (ServerGone, Interrupted) as exc:
+        since = time.time() - (time.monotonic() - started)
+        status, note = INTERRUPTED, f"interrupted: {restarted(lab, plan.model, since) or exc}; finished trials are kept"
+    finally:
+        restored = runner.finish(base_text)
+    if restored:
+        note = f"{note}; {restored}" if note else restored
+    result = ABResult(study_id, plan, trials, status, note, time.monotonic() - started)
+    store.update_study(study_id, status=status, note=note, result={
+        "verdicts": {a.name: result.verdict(a.name) for a in plan.arms[1:]}, "wall_s": result.wall_s})
+    runner.report(final=True)
+    return result
+
+
+def load_trials(store, study_id: int) -> dict[str, dict[int, dict]]:
+    """Return a comparison's stored trials: arm -> trial -> figures (and windows)."""
+    out: dict[str, dict[int, dict]] = {}
+    for e in store.list(study_id=study_id):
+        if e.kind != "trial" or e.status != DONE:
+            continue
+        arm, _, trial = e.point.rpartition("#")
+        out.setdefault(arm, {})[int(trial)] = {"client": e.client, "server": e.server, "windows": e.windows,
+                                               "t0": e.started_at, "t1": e.ended_at, "id": e.id}
+    return out
+
+
+class _Trials:
+    def __init__(self, lab, plan: ABPlan, study_id: int, trials: dict, progress, cancel: threading.Event) -> None:
+        self.lab, self.plan, self.study_id, self.trials = lab, plan, study_id, trials
+        self.progress_fn, self.cancel = progress, cancel
+        self.spec = plan.load_spec()
+        self.state = ABProgress(study_id, total=plan.trials * len(plan.arms))
+        self.state.done = sum(len(v) for v in trials.values())
+        self.t_start = time.monotonic()
+        self.ran = 0
+        self.own_change: int | None = None
+        self.changed = False
+
+    def run(self) -> None:
+        self.lab.stop_traffic("traffic stopped: an A/B comparison takes over")
+        slas = {c.name: c.sla_ms / 1000 for c in self.spec.classes} | {s.name: s.sla_ms / 1000
+                                                                      for s in self.spec.sequences}
+        with Meter(self.lab.load, self.lab.endpoint, self.plan.model, slas) as meter:
+            for trial in range(self.plan.trials):
+                for arm in self.plan.order(trial):
+                    if trial in self.trials.get(arm.name, {}):
+                        continue
+                    if self.cancel.is_set():
+                        raise Cancelled
+                    self._one(meter, arm, trial)
+
+    def _one(self, meter: Meter, arm: Arm, trial: int) -> None:
+        self.state.current = f"trial {trial + 1} of {self.plan.trials}: {arm.name}"
+        self.report()
+        self._serve(arm)
+        self.lab.start_traffic(self.spec)
+        deadline = time.time() + 10
+        while self.lab.load.started_at is None and self.lab.load.running and time.time() < deadline:
+            time.sleep(0.02)
+        t0 = self.lab.load.started_at
+        if t0 is None:
+            raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
+        meter.wait_until(t0 + self.plan.warmup_s, self.cancel)
+        edge = meter.edge()
+        meter.discard_before(edge.t)
+        windows = []
+        end = edge.t + self.plan.trial_s
+        while edge.t < end - 0.05:
+            meter.wait_until(min(edge.t + 1.0, end), self.cancel)
+            if self.cancel.is_set():
+                self.lab.stop_traffic("traffic stop: comparison cancelled")
+                raise Cancelled
+            nxt = meter.edge()
+            windows.append(meter.window(edge, nxt))
+            edge = nxt
+            self._check_undisturbed()
+        self.lab.stop_traffic(f"traffic stop: A/B trial {trial + 1} of {arm.name} measured")
+        whole = merged(windows)
+        figures = whole.figures()
+        exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model, self.lab.config.current_text(self.plan.model),
+                         whole.t0, whole.t1, spec_to_dict(self.spec), figures["client"], figures["server"],
+                         kind="trial", study_id=self.study_id, point=f"{arm.name}#{trial}", seed=self.spec.seed,
+                         windows=[w.to_dict() for w in windows], outcome={"arm": arm.name, "trial": trial})
+        exp_id = self.lab.experiments.add(exp)
+        self.trials.setdefault(arm.name, {})[trial] = {**figures, "windows": exp.windows, "id": exp_id}
+        self.ran += 1
+        self.state.done += 1
+        all_ = figures["client"].get(ALL) or {}
+        self.state.log.append(f"trial {trial + 1}, {arm.name}: {all_.get('throughput_rps') or 0:,.0f} req/s, p99 "
+                              f"{all_.get('p99_ms') or float('nan'):,.1f} ms")
+        self.report()
+
+    def _serve(self, arm: Arm) -> None:
+        model = self.plan.model
+        wanted = parse_config(arm.config_text)
+        if parse_config(self.lab.config.current_text(model)) == _named(wanted, model):
+            return
+        try:
+            self.lab.apply(model, wanted, f"A/B: {arm.name}", confirm_contract=True)
+        except ConfigError as exc:
+            if not self.lab.status().up:
+                raise ServerGone(f"the server stopped answering while applying {arm.name}") from exc
+            raise Interrupted(f"{arm.name} could not be applied: {exc}") from exc
+        self.changed = True
+        change = self.lab.markers.last_change(model)
+        self.own_change = change.id if change else None
+
+    def _check_undisturbed(self) -> None:
+        change = self.lab.markers.last_change(self.plan.model)
+        started = time.time() - (time.monotonic() - self.t_start)
+        if change is not None and change.id != self.own_change and change.t > started:
+            what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
+            raise Interrupted(f"{what} during the comparison")
+        if not self.lab.load.running:
+            raise Interrupted("the comparison's traffic was stopped")
+
+    def finish(self, base_text: str) -> str:
+        wait_ready(self.lab)
+        try:
+            self.lab.stop_traffic("traffic stop: comparison ended")
+        except Exception:  # noqa: BLE001
+            pass
+        if not self.changed:
+            return ""
+        try:
+            base = parse_config(base_text)
+            if parse_config(self.lab.config.current_text(self.plan.model)) != base:
+                self.lab.apply(self.plan.model, base, "A/B ended: back to the starting config", confirm_contract=True)
+                return "the starting config serves again"
+        except Exception as exc:  # noqa: BLE001
+            return f"could not serve the starting config again ({exc}); it is in the config history"
+        return ""
+
+    def report(self, final: bool = False) -> None:
+        state = self.state
+        if self.ran and not final:
+            state.eta_s = (time.monotonic() - self.t_start) / self.ran * (state.total - state.done)
+        else:
+            state.eta_s = 0.0 if final else None
+        if final:
+            state.current = ""
+        if self.progress_fn is not None:
+            self.progress_fn(state)
+
+
+def _named(config, model: str):
+    """Return config with the model's name set (a config pasted without a name compares equal)."""
+    new = copy_config(config)
+    new.name = model
+    return new

@@ -1,0 +1,526 @@
+"""Sweep: search configurations × loads on the live server by hot reload, to the SLA operating point.
+
+Each configuration is applied through the lab (validated, hot-reloaded, verified, marked; never a
+restart). Traffic keeps running; after a reload or a load change a warm-up is thrown away, then a
+point is measured in short windows with exact edges (meter.Meter) until adding a window moves its
+merged p99 and throughput by no more than the tolerance — or the window limit comes first, and the
+point says it never settled. Every finished point is stored at once, so a cancelled, crashed or
+interrupted sweep resumes without measuring a finished point again.
+
+Grid search measures every point. Adaptive search assumes what a closed (or open) loop shows on a
+batching server: p99 and throughput do not fall as load rises. Per configuration it bisects the load
+levels for the highest one inside the SLA, and stops a configuration as soon as an upper bound on its
+throughput inside the SLA cannot beat the best point found (bound: throughput at the first load over
+the budget; or, while every measured load is inside it, throughput scaled by the load ratio for a
+closed loop and the top rate for an open loop; times a 10 % margin for noise).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.config.errors import ConfigError
+from app.config.model_config import parse_config
+from app.experiments.environment import environment
+from app.experiments.meter import Meter, ServerGone, Window, merged, steady
+from app.experiments.space import CONCURRENCY, Choice, SearchSpace
+from app.experiments.store import (
+    CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, Experiment, Study, owner_tag,
+)
+from loadgen.spec import LoadSpec, Mode, TrafficClass
+from loadgen.specfile import spec_to_dict
+from loadgen.stats import ALL
+
+DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
+BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
+
+
+class Cancelled(Exception):
+    """The person cancelled the sweep."""
+
+
+class Interrupted(Exception):
+    """Something outside the sweep changed the server under it (a restart, someone else's Apply)."""
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """How each point is measured."""
+
+    window_s: float = 0.5
+    warmup_reload_s: float = 0.5
+    warmup_load_s: float = 0.25
+    tolerance: float = 0.05  # a point is settled when one more window moves p99 and throughput by at most this
+    min_samples: int = 150
+    max_windows: int = 12
+    seed: int = 1
+    restore: bool = True  # serve the starting config again at the end
+
+
+@dataclass
+class Point:
+    """One measured (configuration, load): merged figures of its windows, whether they settled."""
+
+    choice: Choice
+    load: float
+    status: str = DONE  # done, or failed: the configuration could not be applied
+    stable: bool = False
+    change: float = math.inf  # how much the last window moved p99/throughput
+    figures: dict = field(default_factory=dict)  # {'client': per class, 'server': ...}
+    windows: list = field(default_factory=list)
+    note: str = ""
+    config_text: str = ""
+    id: int | None = None
+    t0: float | None = None
+    t1: float | None = None
+
+    @property
+    def key(self) -> str:
+        """Return '<config key>@<load>'."""
+        return point_key(self.choice, self.load)
+
+    def get(self, key: str):
+        """Return a client figure of all classes ('p99_ms', 'throughput_rps', ...) or a server one."""
+        client = (self.figures.get("client") or {}).get(ALL) or {}
+        return client.get(key) if key in client else (self.figures.get("server") or {}).get(key)
+
+    @property
+    def throughput(self) -> float | None:
+        return self.get("throughput_rps")
+
+    @property
+    def goodput(self) -> float | None:
+        return self.get("goodput_rps")
+
+    @property
+    def p99(self) -> float | None:
+        return self.get("p99_ms")
+
+
+def point_key(choice: Choice, load: float) -> str:
+    """Return the stored name of a point."""
+    return f"{choice.key}@{load:g}"
+
+
+@dataclass
+class SweepProgress:
+    """What the page shows while a sweep runs."""
+
+    study_id: int
+    done: int = 0
+    total: int = 0  # estimated points in all (adaptive: an upper bound that shrinks as configurations stop)
+    eta_s: float | None = None
+    current: str = ""
+    points: list[Point] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SweepResult:
+    """A finished (or stopped) sweep."""
+
+    study_id: int
+    space: SearchSpace
+    points: list[Point]
+    status: str
+    wall_s: float
+    note: str = ""
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def best(self) -> Point | None:
+        """Return the SLA operating point: the highest goodput whose p99 is within the budget."""
+        return operating_point(self.space, self.points)
+
+    def pareto(self) -> list[Point]:
+        """Return the points no other point beats on both throughput and p99."""
+        return pareto(self.points)
+
+
+def operating_point(space: SearchSpace, points: list[Point]) -> Point | None:
+    """Return the measured point with the highest goodput among those inside the SLA (None when none is)."""
+    inside = [p for p in points if p.status == DONE and space.meets_sla(p.p99, p.throughput)]
+    return max(inside, key=lambda p: (p.goodput or 0.0, p.throughput or 0.0), default=None)
+
+
+def pareto(points: list[Point]) -> list[Point]:
+    """Return the measured points not dominated in (higher throughput, lower p99), by throughput."""
+    done = [p for p in points if p.status == DONE and p.throughput is not None and p.p99 is not None]
+    front = [p for p in done if not any(
+        q.throughput >= p.throughput and q.p99 <= p.p99 and (q.throughput > p.throughput or q.p99 < p.p99)
+        for q in done)]
+    return sorted(front, key=lambda p: p.throughput)
+
+
+def traffic_spec(space: SearchSpace, load: float, seed: int) -> LoadSpec:
+    """Return the load a sweep point runs: one class whose SLA is the p99 budget (its goodput counts it)."""
+    cls = TrafficClass(sla_ms=space.p99_budget_ms, timeout_ms=max(5000.0, 20 * space.p99_budget_ms))
+    if space.load_kind == CONCURRENCY:
+        return LoadSpec(mode=Mode.CLOSED, concurrency=int(load), duration_s=None, model=space.model,
+                        classes=(cls,), seed=seed, drain_s=2.0)
+    return LoadSpec(mode=Mode.OPEN, rate=float(load), duration_s=None, model=space.model, classes=(cls,),
+                    seed=seed, drain_s=2.0)
+
+
+def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options: SweepOptions | None = None,
+              study_id: int | None = None, progress: Callable[[SweepProgress], None] | None = None,
+              cancel: threading.Event | None = None) -> SweepResult:
+    """Run (or resume, given study_id) a sweep on the lab's server; return its result. Blocks."""
+    store = lab.experiments
+    started = time.monotonic()
+    if study_id is None:
+        if space is None:
+            raise ValueError("a new sweep needs a search space")
+        options = options or SweepOptions()
+        base_text = lab.config.current_text(space.model)
+        study_id = store.add_study(Study(
+            "sweep", label.strip() or f"sweep of {space.model}", space.model,
+            {"space": space.to_dict(), "options": dataclasses.asdict(options)}, time.time(),
+            base_config=base_text, env=environment(lab, space.model)))
+        done: dict[str, Point] = {}
+    else:
+        study = store.study(study_id)
+        if study.kind != "sweep":
+            raise ValueError(f"study {study_id} is not a sweep")
+        if study.status == DONE:
+            raise ValueError(f"sweep {study_id} has finished: nothing to resume")
+        space = SearchSpace.from_dict(study.definition["space"])
+        options = SweepOptions(**study.definition.get("options", {}))
+        base_text = study.base_config
+        done = {p.key: p for p in load_points(store, study_id)}
+        store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
+    sweeper = _Sweeper(lab, space, options, base_text, study_id, done, progress, cancel or threading.Event())
+    status, note = DONE, ""
+    try:
+        sweeper.run()
+    except Cancelled:
+        status, note = CANCELLED, "cancelled; finished points are kept and Resume measures only the rest"
+    except (ServerGone, Interrupted) as exc:
+        status, note = INTERRUPTED, f"interrupted: {restarted(lab, space.model, sweeper.state_started_at()) or exc}; " \
+                                    "finished points are kept"
+    except Exception as exc:
+        store.update_study(study_id, status=INTERRUPTED, note=f"failed: {type(exc).__name__}: {exc}")
+        sweeper.finish()
+        raise
+    restored = sweeper.finish()
+    if restored:
+        note = f"{note}; {restored}" if note else restored
+    result = SweepResult(study_id, space, sweeper.points(), status, time.monotonic() - started, note,
+                         sweeper.skipped)
+    best = result.best
+    store.update_study(study_id, status=status, note=note, result={
+        "best": best.key if best else None, "points": len(result.points), "skipped": result.skipped,
+        "wall_s": result.wall_s})
+    sweeper.report(final=True)
+    return result
+
+
+def wait_ready(lab, timeout_s: float = 60.0) -> bool:
+    """Wait (a restart may be under way) until the server is ready; return whether it is."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        restarting = any(m.kind == "restart" and m.end is None for m in lab.markers.list())
+        if not restarting and lab.status().ready:
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def restarted(lab, model: str, since: float) -> str:
+    """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
+    change = lab.markers.last_change(model, kinds=("restart",))
+    return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""
+
+
+def load_points(store, study_id: int) -> list[Point]:
+    """Return a study's stored points, in the order they were measured."""
+    out = []
+    for e in store.list(study_id=study_id):
+        if e.kind != "point" or e.status not in (DONE, FAILED):
+            continue
+        choice_key, _, load = e.point.rpartition("@")
+        out.append(Point(Choice.from_key(choice_key), float(load), e.status, bool(e.outcome.get("stable")),
+                         float(e.outcome.get("change", math.inf)), {"client": e.client, "server": e.server},
+                         e.windows, e.outcome.get("note", ""), e.config_text, e.id, e.started_at, e.ended_at))
+    return out
+
+
+class _Sweeper:
+    """The search loop of one sweep (see the module docstring)."""
+
+    def __init__(self, lab, space: SearchSpace, options: SweepOptions, base_text: str, study_id: int,
+                 done: dict[str, Point], progress, cancel: threading.Event) -> None:
+        self.lab, self.space, self.options, self.study_id = lab, space, options, study_id
+        self.base_text, self.base = base_text, parse_config(base_text)
+        self.model = space.model
+        self.done = done  # stored points by key: never measured again
+        self.measured: list[Point] = []  # this session's points, in order
+        self.failed: set[str] = {p.choice.key for p in done.values() if p.status == FAILED}
+        self.skipped: list[str] = []
+        self.progress_fn, self.cancel = progress, cancel
+        self.serving: Choice | None = None  # what this sweep last applied
+        self.own_change: int | None = None  # the marker id of our last reload
+        self.load_now: float | None = None
+        self.t_start = time.monotonic()
+        self.meter: Meter | None = None
+        self.remaining_configs = 0
+        self.state = SweepProgress(study_id, done=len(done), points=list(done.values()))
+
+    # --- the search -------------------------------------------------------------------------------------
+    def run(self) -> None:
+        choices = self.space.choices()
+        self.lab.stop_traffic("traffic stopped: a sweep takes over")
+        self.meter = Meter(self.lab.load, self.lab.endpoint, self.model, {"default": self.space.p99_budget_ms / 1000})
+        try:
+            for i, choice in enumerate(choices):
+                self.remaining_configs = len(choices) - i - 1
+                if choice.key in self.failed:
+                    continue
+                if self.space.adaptive:
+                    self._bisect(choice)
+                else:
+                    for load in self.space.loads:
+                        if self._measure(choice, load).status == FAILED:
+                            break
+        finally:
+            self.meter.close()
+
+    def _bisect(self, choice: Choice) -> None:
+        loads = self.space.loads
+        lo, hi = -1, len(loads)  # loads[lo] is inside the SLA, loads[hi] is not (as far as measured)
+        mine: dict[int, Point] = {}
+        while hi - lo > 1:
+            mid = (lo + hi) // 2 if mine else self._first_probe()
+            point = self._measure(choice, loads[mid])
+            if point.status == FAILED:
+                return
+            mine[mid] = point
+            if self.space.meets_sla(point.p99, point.throughput):
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 1:
+                return
+            best = operating_point(self.space, self.points())
+            bound = self._bound(mine, lo, hi)
+            if best is not None and bound is not None and bound * BOUND_MARGIN < (best.goodput or 0.0):
+                self.skipped.append(f"{choice.label}: loads {', '.join(f'{v:g}' for v in loads[lo + 1:hi])} not "
+                                    f"measured — at most {bound:,.0f} req/s inside the SLA, the best has "
+                                    f"{best.goodput:,.0f} req/s goodput")
+                self._log(self.skipped[-1])
+                return
+
+    def _first_probe(self) -> int:
+        """Return where a configuration's search starts: the best point's load so far, else the top load.
+
+        At the top load a configuration inside the SLA is done in one point (more load never lowers
+        throughput); at the best point's load one outside it is often dropped at once by the bound.
+        """
+        best = operating_point(self.space, self.points())
+        loads = self.space.loads
+        return loads.index(best.load) if best is not None and best.load in loads else len(loads) - 1
+
+    def _bound(self, mine: dict[int, Point], lo: int, hi: int) -> float | None:
+        """Return an upper bound on the throughput inside the SLA at any unmeasured load in (lo, hi)."""
+        loads = self.space.loads
+        if hi < len(loads) and hi in mine:
+            return mine[hi].throughput  # throughput does not fall with load: loads below hi give at most this
+        if self.space.load_kind != CONCURRENCY:
+            return loads[hi - 1]  # an open loop cannot answer more than it offers
+        if lo >= 0 and mine[lo].throughput:
+            return mine[lo].throughput * loads[hi - 1] / loads[lo]
+        return None
+
+    # --- one point --------------------------------------------------------------------------------------
+    def _measure(self, choice: Choice, load: float) -> Point:
+        key = point_key(choice, load)
+        if key in self.done:
+            return self.done[key]
+        if self.cancel.is_set():
+            raise Cancelled
+        self.state.current = f"{choice.label} at {self._load_text(load)}"
+        self.report()
+        warm = self.options.warmup_load_s
+        if self.serving != choice:
+            failed = self._serve(choice, load)
+            if failed is not None:
+                return failed
+            warm = self.options.warmup_reload_s
+        self._drive(load)
+        meter = self.meter
+        meter.wait_until(time.time() + warm, self.cancel)
+        if self.cancel.is_set():
+            raise Cancelled
+        if self._drained(load):
+            meter.wait_until(time.time() + self.options.warmup_load_s, self.cancel)
+        edge = meter.edge()
+        meter.discard_before(edge.t)
+        windows: list[Window] = []
+        settled, change = False, math.inf
+        while True:
+            meter.wait_until(edge.t + self.options.window_s, self.cancel)
+            if self.cancel.is_set():
+                raise Cancelled
+            nxt = meter.edge()
+            windows.append(meter.window(edge, nxt))
+            edge = nxt
+            self._check_undisturbed()
+            settled, change = steady(windows, self.options.tolerance, self.options.min_samples)
+            if settled or len(windows) >= self.options.max_windows:
+                break
+        whole = merged(windows)
+        note = "" if settled else (f"never settled: the last window still moved p99/throughput by "
+                                   f"{change:.0%} (limit {self.options.tolerance:.0%}) after {len(windows)} windows")
+        point = Point(choice, load, DONE, settled, change, whole.figures(), [w.to_dict() for w in windows], note,
+                      self.lab.config.current_text(self.model), t0=whole.t0, t1=whole.t1)
+        return self._keep(point, whole)
+
+    def _drained(self, load: float) -> bool:
+        """Wait until the server's queue is what this load leaves (a backlog of an earlier point is gone).
+
+        An open loop over capacity leaves a queue behind that takes seconds to drain; measuring the next
+        point during that drain would charge it with the previous one's backlog. Drained: no more queued
+        than the load keeps in flight (closed loop: its concurrency; open loop: its rate × the p99 budget),
+        or the queue no longer shrinks over a second (the new point is itself over capacity).
+        Return True when it had to wait.
+        """
+        meter = self.meter
+        target = load if self.space.load_kind == CONCURRENCY else max(2.0, load * self.space.p99_budget_ms / 1000)
+        edges = [meter.edge()]
+        deadline = time.time() + DRAIN_LIMIT_S
+        while time.time() < deadline:
+            pending = edges[-1].values.pending or 0.0
+            second_ago = edges[-5].values.pending or 0.0 if len(edges) >= 5 else None
+            if pending <= target or (second_ago is not None and pending >= second_ago - 1):
+                return len(edges) > 1
+            meter.wait_until(edges[-1].t + 0.25, self.cancel)
+            if self.cancel.is_set():
+                raise Cancelled
+            edges.append(meter.edge())
+        self._log(f"the queue was still draining after {DRAIN_LIMIT_S:g} s; measuring anyway")
+        return True
+
+    def _serve(self, choice: Choice, load: float) -> Point | None:
+        """Hot-reload the choice; return a failed point (stored) when it cannot be applied."""
+        config = choice.config(self.base)
+        current = parse_config(self.lab.config.current_text(self.model))
+        if current == config:
+            self.serving = choice
+            return None
+        try:
+            self.lab.apply(self.model, config, f"sweep: {choice.label}", confirm_contract=True)
+        except ConfigError as exc:
+            if not self.lab.status().up:
+                raise ServerGone(f"the server stopped answering while applying {choice.label}") from exc
+            self.failed.add(choice.key)
+            point = Point(choice, load, FAILED, note=f"could not be applied: {exc}")
+            self._log(f"{choice.label}: {point.note}")
+            return self._keep(point, None)
+        self.serving = choice
+        change = self.lab.markers.last_change(self.model)
+        self.own_change = change.id if change else None
+        return None
+
+    def _drive(self, load: float) -> None:
+        if not self.lab.load.running:
+            self.lab.start_traffic(traffic_spec(self.space, load, self.options.seed))
+            self.load_now = load
+            deadline = time.time() + 10
+            while self.lab.load.started_at is None and time.time() < deadline and self.lab.load.running:
+                time.sleep(0.02)
+            if self.lab.load.started_at is None:
+                raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
+        elif self.load_now != load:
+            if self.space.load_kind == CONCURRENCY:
+                self.lab.update_traffic(concurrency=int(load))
+            else:
+                self.lab.update_traffic(rate=float(load))
+            self.load_now = load
+
+    def _check_undisturbed(self) -> None:
+        change = self.lab.markers.last_change(self.model)
+        if change is not None and change.id != self.own_change and change.t > self.state_started_at():
+            what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
+            raise Interrupted(f"{what} during the sweep")
+        if not self.lab.load.running:
+            raise Interrupted("the sweep's traffic was stopped")
+
+    def state_started_at(self) -> float:
+        return time.time() - (time.monotonic() - self.t_start)
+
+    def _keep(self, point: Point, whole: Window | None) -> Point:
+        figures = point.figures
+        exp = Experiment(
+            f"{point.choice.label} @ {self._load_text(point.load)}", self.model,
+            point.config_text or self.lab.config.current_text(self.model), point.t0, point.t1,
+            spec_to_dict(traffic_spec(self.space, point.load, self.options.seed)), figures.get("client", {}),
+            figures.get("server", {}), kind="point", status=point.status, study_id=self.study_id, point=point.key,
+            seed=self.options.seed, windows=point.windows,
+            outcome={"stable": point.stable, "change": point.change if math.isfinite(point.change) else None,
+                     "note": point.note, "load": point.load, "load_kind": self.space.load_kind,
+                     "choice": point.choice.key},
+        )
+        point.id = self.lab.experiments.add(exp)
+        self.done[point.key] = point
+        self.measured.append(point)
+        self.state.done += 1
+        self.state.points = self.points()
+        if point.status == DONE:
+            self._log(f"{exp.label}: {point.throughput or 0:,.0f} req/s, p99 "
+                      f"{point.p99 if point.p99 is not None else float('nan'):,.1f} ms"
+                      + ("" if point.stable else " (never settled)"))
+        self.report()
+        return point
+
+    def points(self) -> list[Point]:
+        """Return every point of the study: stored earlier, then measured now."""
+        seen, out = set(), []
+        for p in [*self.done.values(), *self.measured]:
+            if p.key not in seen:
+                seen.add(p.key)
+                out.append(p)
+        return out
+
+    def finish(self) -> str:
+        """Stop the traffic and serve the starting config again; return what was done about it."""
+        wait_ready(self.lab)
+        try:
+            self.lab.stop_traffic("traffic stop: sweep ended")
+        except Exception:  # noqa: BLE001 - the result is stored either way
+            pass
+        if not self.options.restore or self.serving is None:
+            return ""
+        try:
+            if parse_config(self.lab.config.current_text(self.model)) != self.base:
+                self.lab.apply(self.model, self.base, "sweep ended: back to the starting config", confirm_contract=True)
+                return "the starting config serves again"
+        except Exception as exc:  # noqa: BLE001 - say so; the person can apply it from the history
+            return f"could not serve the starting config again ({exc}); it is in the config history"
+        return ""
+
+    # --- progress ---------------------------------------------------------------------------------------
+    def report(self, final: bool = False) -> None:
+        state = self.state
+        per_config = math.ceil(math.log2(len(self.space.loads) + 1)) if self.space.adaptive else len(self.space.loads)
+        left = 0 if final else per_config * (self.remaining_configs + 1)
+        state.total = max(state.done, state.done + left - (1 if state.current and not final else 0))
+        took = [p for p in self.measured if p.status == DONE]
+        if took and not final:
+            per_point = (time.monotonic() - self.t_start) / len(took)
+            state.eta_s = per_point * max(0, state.total - state.done)
+        else:
+            state.eta_s = 0.0 if final else None
+        if final:
+            state.current = ""
+        if self.progress_fn is not None:
+            self.progress_fn(state)
+
+    def _log(self, text: str) -> None:
+        self.state.log.append(text)
+
+    def _load_text(self, load: float) -> str:
+        return f"concurrency {load:g}" if self.space.load_kind == CONCURRENCY else f"{load:g} req/s"
