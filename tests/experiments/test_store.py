@@ -37,3 +37,41 @@ def test_capture_keeps_the_window_figures_and_the_spec():
     assert (exp.started_at, exp.ended_at) == (100.0, 110.0)
     assert exp.server["avg_batch"] == 4.0 and exp.server["infer_count"] == 400.0
     assert exp.client["all"]["p99_ms"] == 5.0 and exp.spec["concurrency"] == LoadSpec().concurrency
+
+
+def test_studies_keep_their_runs_and_a_dead_owner_means_interrupted(tmp_path):
+    import sqlite3
+
+    from app.experiments.store import DONE, INTERRUPTED, RUNNING, Study
+
+    store = ExperimentStore(tmp_path / "exp.sqlite")
+    sid = store.add_study(Study("sweep", "s", "gpu_sim", {"space": {}}, 1.0))
+    store.add(Experiment("p", "gpu_sim", "cfg", kind="point", study_id=sid, point="i1@4", windows=[{"t0": 1}]))
+    store.add(Experiment("saved", "gpu_sim", "cfg"))
+    assert store.study(sid).status == RUNNING  # this process owns it
+    assert [e.point for e in store.list(study_id=sid)] == ["i1@4"] and [e.label for e in store.list()] == ["saved"]
+    with sqlite3.connect(store.path) as db:  # a process that no longer exists
+        db.execute("UPDATE studies SET owner = ? WHERE id = ?", (f"{__import__('socket').gethostname()}:999999999", sid))
+    again = ExperimentStore(tmp_path / "exp.sqlite")
+    assert again.study(sid).status == INTERRUPTED and again.study(sid).ended_at is not None
+    again.update_study(sid, status=DONE, result={"best": "i1@4"})
+    assert again.study(sid).result == {"best": "i1@4"}
+    again.delete_study(sid)
+    assert again.list(study_id=sid) == [] and again.studies() == []
+
+
+def test_a_store_of_the_first_schema_is_upgraded_in_place(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE experiments (id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT NOT NULL, model TEXT "
+                   "NOT NULL, started_at REAL, ended_at REAL, config_text TEXT NOT NULL, spec TEXT NOT NULL, client "
+                   "TEXT NOT NULL, server TEXT NOT NULL)")
+        db.execute("INSERT INTO experiments (label, model, config_text, spec, client, server) VALUES "
+                   "('old', 'gpu_sim', 'cfg', '{}', '{}', '{}')")
+    store = ExperimentStore(path)
+    (old,) = store.list()
+    assert (old.label, old.kind, old.status, old.windows) == ("old", "run", "done", [])
+    store.relabel(old.id, "renamed")
+    assert store.get(old.id).label == "renamed"

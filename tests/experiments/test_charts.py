@@ -1,0 +1,135 @@
+"""Sweep and A/B charts, rendered to SVG by vl-convert, on made-up studies (tests/experiments/samples.py)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import vl_convert
+
+from app.experiments import charts
+from app.experiments.ab import ABResult
+from app.experiments.space import RATE, Choice
+from app.experiments.store import DONE
+from app.experiments.sweep import Point
+from loadgen.stats import ALL
+from tests.experiments import samples
+
+MARK = re.compile(r'<path aria-label="([^"]*)" role="graphics-symbol" aria-roledescription="([^"]+)"([^>]*)>')
+
+
+def marks(svg: str, role: str) -> list[tuple[dict, str]]:
+    """Return (aria fields, other attributes) of every drawn mark of a role ('point', 'tick', 'line mark')."""
+    return [(dict(f.split(": ", 1) for f in label.split("; ")), attrs)
+            for label, kind, attrs in MARK.findall(svg) if kind == role]
+
+
+def render(chart) -> str:
+    svg = vl_convert.vegalite_to_svg(chart.to_json())
+    assert "NaN" not in svg and "Infinity" not in svg
+    return svg
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    space = samples.sweep_space()
+    return space, samples.sweep_points(space)
+
+
+@pytest.fixture(scope="module")
+def ab() -> ABResult:
+    return samples.ab_result()
+
+
+def test_curves_draw_every_measured_point_hollow_when_unsettled_with_budget_and_operating_point(sweep):
+    space, points = sweep
+    svg = render(charts.sweep_curves(points, space))
+    drawn = marks(svg, "point")
+    ring = [attrs for fields, attrs in drawn if "configuration" not in fields]  # the ring has no tooltip
+    dots = [(fields, attrs) for fields, attrs in drawn if "configuration" in fields]
+    assert len(dots) == 5 * 5 and len(ring) == 1  # 1 or 2 instances × 2 delays and the default; 4 instances failed
+    assert {f["configuration"] for f, _ in dots} == {c.label for c in space.choices() if c.instances != 4}
+    hollow = [f for f, attrs in dots if " fill=" not in attrs]
+    assert [(f["configuration"], f["load"]) for f in hollow] == [("2 instances, delay 0 µs", "concurrency 8")]
+    assert all(f["settled"] == "no" for f in hollow) and " stroke=" in ring[0]
+    assert "p99 budget 50 ms" in svg and svg.count(">operating point</text>") == 1
+    # the made-up capacities make 2 instances with delay 2000 µs the largest inside the budget, at the top load
+    best = [r for r in charts.point_rows(points, space) if r["operating"]]
+    assert [(r["config"], r["load"]) for r in best] == [("2 instances, delay 2000 µs", 16)]
+
+
+def test_points_without_figures_are_left_out_and_no_axis_gets_nan():
+    space = samples.sweep_space(instances=(1,), delays_us=(0,), include_default=False, loads=(1, 2))
+    good = samples.sweep_points(space)
+    silent = Point(Choice(instances=1, delay_us=0), 4, DONE, False, figures={"client": {ALL: {
+        "throughput_rps": 0.0, "p99_ms": None}}, "server": {}})
+    # each point once per panel; the Pareto chart draws its front's points (here both) a second time
+    for chart, times in ((charts.sweep_curves, 1), (charts.sweep_by_load, 2), (charts.pareto_chart, 2)):
+        svg = render(chart([*good, silent], space))
+        assert len([f for f, _ in marks(svg, "point") if "configuration" in f]) == 2 * times
+
+
+@pytest.mark.parametrize("chart", [charts.sweep_curves, charts.sweep_by_load, charts.pareto_chart])
+def test_a_sweep_with_nothing_measured_is_an_empty_chart_saying_so(chart):
+    svg = render(chart([], samples.sweep_space()))
+    assert "no measured points" in svg and not marks(svg, "point")
+
+
+def test_by_load_has_a_throughput_and_a_p99_panel_on_a_doubling_axis(sweep):
+    space, points = sweep
+    spec = charts.sweep_by_load(points, space).to_dict()
+    titles = [layer["encoding"]["y"]["title"] for panel in spec["hconcat"] for layer in panel["layer"][:1]]
+    assert titles == ["client ok throughput (req/s)", "client p99 (ms)"]
+    assert spec["hconcat"][0]["layer"][0]["encoding"]["x"]["scale"] == {"type": "log", "base": 2}
+    rates = samples.sweep_space(load_kind=RATE, loads=(100, 150), instances=(1,), delays_us=(0,))
+    spec = charts.sweep_by_load(samples.sweep_points(rates), rates).to_dict()
+    assert "scale" not in spec["hconcat"][0]["layer"][0]["encoding"]["x"]  # two close rates: a linear axis
+
+
+def _point(throughput: float, p99: float, name: int) -> Point:
+    return Point(Choice(instances=name), 1, DONE, True, figures={"client": {ALL: {
+        "throughput_rps": throughput, "goodput_rps": throughput, "p99_ms": p99}}, "server": {}})
+
+
+def test_the_pareto_front_joins_only_points_nothing_beats_on_both_axes():
+    space = samples.sweep_space(instances=(1, 2, 3), delays_us=(), include_default=False, loads=(1,), p99_budget_ms=30)
+    points = [_point(100, 10, 1), _point(200, 20, 2), _point(150, 25, 3)]  # 3 is beaten by 2 on both
+    rows = charts.point_rows(points, space)
+    assert [r["config"] for r in rows if r["pareto"]] == ["1 instance", "2 instances"]
+    assert [r["config"] for r in rows if r["operating"]] == ["2 instances"]
+    render(charts.pareto_chart(points, space))
+
+
+def test_trials_show_each_arms_values_per_trial_and_their_mean(ab):
+    svg = render(charts.ab_trials(ab))
+    dots = marks(svg, "point")
+    assert len(dots) == len(charts.TRIAL_KEYS) * 2 * 4 and len(marks(svg, "tick")) == len(charts.TRIAL_KEYS) * 2
+    goodput = [r for r in charts.trial_rows(ab) if r["metric"] == "goodput within SLA (req/s)" and r["arm"] == "start"]
+    assert [r["value"] for r in goodput] == ab.values("start", "goodput_rps")
+
+
+def test_differences_are_coloured_by_verdict_around_a_zero_rule(ab):
+    svg = render(charts.ab_differences(ab, "2 instances"))
+    colour = {f["metric"]: re.search(r'fill="([^"]+)"', attrs).group(1) for f, attrs in marks(svg, "point")}
+    assert colour["goodput within SLA (req/s)"] == charts.GREEN  # made up: 25 % more goodput, clearly better
+    assert colour["client p99 (ms)"] == charts.GREEN
+    assert colour["average batch size (inferences)"] == charts.GREY  # identical in both arms
+    assert "relative to start" in svg
+    zero = charts.ab_differences(ab, "2 instances").to_dict()["layer"][0]
+    assert zero["mark"]["type"] == "rule" and zero["data"]["values"] == [{"zero": 0}]
+
+
+def test_a_comparison_with_one_trial_per_arm_has_no_interval_and_says_so(ab):
+    one = ABResult(ab.study_id, ab.plan, {arm: {0: per[0]} for arm, per in ab.trials.items()})
+    assert "fewer than two complete trials" in render(charts.ab_differences(one, "2 instances"))
+    nothing = ABResult(ab.study_id, ab.plan, {})
+    for chart, why in ((charts.ab_trials(nothing), "no finished trials"), (charts.ab_timeline(nothing), "no stored "
+                       "windows"), (charts.ab_differences(nothing, "2 instances"), "fewer than two complete trials")):
+        assert chart.to_dict()["title"].endswith(f": {why}") and why in render(chart)
+
+
+def test_the_timeline_draws_one_line_per_arm_and_trial_in_each_panel(ab):
+    svg = render(charts.ab_timeline(ab))
+    lines = marks(svg, "line mark")
+    assert len({f["series"] for f, _ in lines}) == 2 * 4 and len(lines) == 2 * 2 * 4  # p99 and throughput panels
+    rows = charts.timeline_rows(ab)
+    assert sorted({r["t"] for r in rows}) == [1.0, 2.0, 3.0]  # three 1 s windows from each trial's start

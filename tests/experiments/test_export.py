@@ -1,0 +1,127 @@
+"""CSV exports of made-up studies read back from a real store, and perf_analyzer commands checked against its --help."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import subprocess
+
+import pytest
+
+from app.experiments.compare import capture
+from app.experiments.export import config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
+from app.experiments.meter import Window, merged
+from app.experiments.space import CONCURRENCY, RATE
+from app.experiments.store import FAILED, Experiment, ExperimentStore
+from app.figures import WindowFigures
+from app.paths import ROOT
+from bench.perf_analyzer import ensure_perf_analyzer
+from loadgen.spec import LoadSpec
+from tests.experiments import samples
+
+
+def read(text: str) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.fixture
+def stored(tmp_path):
+    """A store holding a made-up sweep's points, a comparison's trials and a run saved without windows."""
+    store = ExperimentStore(tmp_path / "exp.sqlite")
+    space = samples.sweep_space(instances=(1,), delays_us=(0, 2000), include_default=False, loads=(2, 8))
+    points = samples.sweep_points(space)
+    for p in points:
+        store.add(Experiment(p.key, "gpu_sim", p.config_text, p.t0, p.t1, client=p.figures["client"],
+                             server=p.figures["server"], kind="point", status=p.status, study_id=1, point=p.key,
+                             windows=p.windows))
+    ab = samples.ab_result(trials=2)
+    for arm, per in ab.trials.items():
+        for trial, f in per.items():
+            store.add(Experiment(f"{arm} — trial {trial + 1}", "gpu_sim", "", f["t0"], f["t1"], client=f["client"],
+                                 server=f["server"], kind="trial", study_id=2, point=f"{arm}#{trial}",
+                                 windows=f["windows"]))
+    store.add(Experiment("saved by hand", "gpu_sim", "", 10.0, 20.0, client={"all": {"p99_ms": 5.0, "ok": 40}},
+                         server={"avg_batch": 3.0}, study_id=3))
+    return store, points, ab
+
+
+def test_every_window_is_a_row_whose_figures_add_up_to_its_run(stored):
+    store, points, _ = stored
+    rows = read(windows_csv(store.list(study_id=1)))
+    assert len(rows) == sum(len(p.windows) for p in points)
+    for p in points:
+        mine = [r for r in rows if r["point"] == p.key]
+        assert [r["window"] for r in mine] == [str(i + 1) for i in range(len(p.windows))]
+        whole = merged([Window.from_dict(w) for w in p.windows]).figures()
+        assert sum(int(r["client.all.ok"]) for r in mine) == whole["client"]["all"]["ok"]
+        assert sum(float(r["server.request_count"]) for r in mine) == pytest.approx(whole["server"]["request_count"])
+        assert float(mine[0]["t0"]) == p.t0 and float(mine[-1]["t1"]) == p.t1
+    assert {"client.all.p99_ms", "client.default.p99_ms", "server.queue_us", "server.avg_batch"} <= set(rows[0])
+
+
+def test_trials_are_numbered_from_one_and_a_run_without_windows_gives_its_totals(stored):
+    store, _, ab = stored
+    rows = read(windows_csv(store.list(study_id=2)))
+    assert {(r["arm"], r["trial"]) for r in rows} == {(a, t) for a in ab.trials for t in ("1", "2")}
+    assert len(rows) == 2 * 2 * 3  # 2 arms × 2 trials × three 1 s windows
+    (saved,) = read(windows_csv(store.list(study_id=3)))
+    assert (saved["window"], saved["seconds"], saved["client.all.p99_ms"], saved["server.avg_batch"]) == (
+        "", "10.0", "5.0", "3.0")
+
+
+def test_a_saved_run_gives_a_row_per_second_it_kept(tmp_path):
+    seconds = [WindowFigures("gpu_sim", 100.0 + s, 101.0 + s, server={"avg_batch": 2.0 + s, "request_count": 50.0},
+                             client={"all": {"p99_ms": 4.0 + s, "latency_n": 50}}) for s in range(3)]
+    run = capture("run", "gpu_sim", "cfg", LoadSpec(), WindowFigures("gpu_sim", 100.0, 103.0), seconds)
+    store = ExperimentStore(tmp_path / "exp.sqlite")
+    rows = read(windows_csv([store.get(store.add(run))]))
+    assert [(r["t0"], r["seconds"], r["client.all.p99_ms"], r["server.avg_batch"]) for r in rows] == [
+        ("100.0", "1.0", "4.0", "2.0"), ("101.0", "1.0", "5.0", "3.0"), ("102.0", "1.0", "6.0", "4.0")]
+
+
+def test_points_csv_has_one_row_per_point_failed_ones_without_figures():
+    points = samples.sweep_points()
+    rows = read(points_csv(points))
+    assert [r["point"] for r in rows] == [p.key for p in points]
+    assert rows[0]["configuration"] == "1 instance, delay 0 µs"
+    assert float(rows[0]["client.all.p99_ms"]) == points[0].p99
+    failed = [r for r in rows if r["status"] == FAILED]
+    assert len(failed) == 2 and all(r["client.all.p99_ms"] == "" and r["note"] for r in failed)
+    assert {r["stable"] for r in rows if r["status"] != FAILED} == {"0", "1"}
+
+
+def test_a_point_becomes_the_same_load_in_perf_analyzer_terms():
+    closed = perf_analyzer_command("127.0.0.1:8000", "gpu_sim", CONCURRENCY, 8, 12.5)
+    assert closed == ["perf_analyzer", "-m", "gpu_sim", "-u", "127.0.0.1:8000", "-i", "http", "--concurrency-range",
+                      "8", "--percentile=99", "--measurement-interval", "5000", "--latency-threshold", "13"]
+    opened = perf_analyzer_command("h:8001", "mlp", RATE, 250.5, None, protocol="grpc")
+    assert opened[opened.index("--request-rate-range") + 1] == "250.5" and "--latency-threshold" not in opened
+    assert opened[opened.index("--request-distribution") + 1] == "poisson" and opened[6] == "grpc"
+    with pytest.raises(ValueError, match="protocol"):
+        perf_analyzer_command("h:1", "m", CONCURRENCY, 1, None, protocol="https")
+    with pytest.raises(ValueError, match="load_kind"):
+        perf_analyzer_command("h:1", "m", "burst", 1, None)
+    assert shell_line(["perf_analyzer", "-m", "a model; rm -rf /"]) == "perf_analyzer -m 'a model; rm -rf /'"
+
+
+@pytest.fixture(scope="session")
+def perf_analyzer_help() -> str:
+    """The real perf_analyzer 2.51's usage text (it prints it, exiting non-zero, for an unknown --help)."""
+    binary, env = ensure_perf_analyzer(ROOT / ".lab" / "bench")
+    done = subprocess.run([str(binary), "--help"], env=env, capture_output=True, text=True, timeout=60)
+    assert "==== OPTIONS ====" in done.stdout + done.stderr
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("kind,load", [(CONCURRENCY, 4), (RATE, 120.0)])
+def test_every_flag_emitted_is_one_perf_analyzer_lists(perf_analyzer_help, kind, load):
+    listed = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", perf_analyzer_help))
+    assert "--concurrency-range" in listed and "--no-such-flag" not in listed
+    flags = [a.split("=", 1)[0] for a in perf_analyzer_command("localhost:8000", "gpu_sim", kind, load, 50.0)
+             if a.startswith("-")]
+    assert flags and set(flags) <= listed, set(flags) - listed
+
+
+def test_config_file_names_are_safe():
+    names = {config_file_name(p) for p in samples.sweep_points()}
+    assert "config-i2-d2000.pbtxt" in names and all(re.fullmatch(r"config-[\w.-]+\.pbtxt", n) for n in names)

@@ -1,0 +1,131 @@
+"""HTML reports of made-up studies: self-contained, escaped, and drawn by a real Chromium with no network."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from app.experiments.report import ab_report, recommended_arm, sweep_report
+from app.paths import ROOT
+from tests.experiments import samples
+from tests.helpers import require_tool
+from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS
+
+HOSTILE = "<script>alert(1)</script>"
+REMOTE = re.compile(r"""(?:\b(?:src|href)\s*=\s*["']?|url\(\s*["']?)\s*(?:[a-z]+:)?//""", re.I)
+SHOTS = ROOT / "test-output" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def sweep_html() -> str:
+    space = samples.sweep_space()
+    return sweep_report(samples.sweep_study(space, label=HOSTILE), samples.sweep_points(space), space)
+
+
+@pytest.fixture(scope="module")
+def ab_html() -> str:
+    result = samples.ab_result(names=("start", HOSTILE))
+    return ab_report(samples.ab_study(result, label=f"start vs {HOSTILE}"), result)
+
+
+def assert_self_contained(html: str, charts: int) -> None:
+    assert not REMOTE.search(html), REMOTE.search(html)
+    assert "<script" not in html.lower() and "<link" not in html.lower() and "@import" not in html
+    assert html.count("<svg") == charts and html.count("</svg>") == charts
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_charts_reports_and_exports_import_without_streamlit():
+    code = ("import sys, app.experiments.charts, app.experiments.report, app.experiments.export; "
+            "assert 'streamlit' not in sys.modules, 'streamlit imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_remote_pattern_catches_what_a_browser_would_fetch():
+    for bad in ('<img src="https://x/a.png">', "<a href='//cdn/x'>", "url( http://x/y)", '<use href="ftp://x">'):
+        assert REMOTE.search(bad), bad
+    assert not REMOTE.search('<svg xmlns="http://www.w3.org/2000/svg">')  # a namespace name, never fetched
+
+
+def test_a_sweep_report_stands_alone_and_says_what_to_serve(sweep_html):
+    assert_self_contained(sweep_html, 3)
+    text = re.sub(r"<[^>]+>", " ", sweep_html)
+    assert "Serve 2 instances, delay 2000 µs at concurrency 16" in text
+    assert "p99 budget 50 ms" in sweep_html  # inside the chart
+    assert all(v in text for v in ("2.51.0", "Made-up CPU", "abc1234", "traffic seed", "none reported by the server"))
+    assert "grid (every point)" in text and "concurrency: 1, 2, 4, 8, 16" in text
+    assert "Could not be applied: 4 instances, delay 0 µs; 4 instances, delay 2000 µs" in text
+    assert text.count("could not be applied: made-up refusal") == 2  # every point has a row, failed ones too
+    diff = re.search(r"Recommended config against the starting config</h2><pre>(.*?)</pre>", sweep_html, re.S).group(1)
+    assert "<span class=del>-  count: 1" in diff and "<span class=add>+  count: 2" in diff
+    assert "+  max_queue_delay_microseconds: 2000" in diff
+    assert "Recommended config.pbtxt" in text and 'string_value: "3000"' in sweep_html.replace("&quot;", '"')
+    assert "perf_analyzer -m gpu_sim -u localhost:8000 -i http --concurrency-range 16" in text
+
+
+def test_a_sweep_with_no_point_inside_the_sla_recommends_nothing():
+    space = samples.sweep_space(p99_budget_ms=1.0)
+    html = sweep_report(samples.sweep_study(space), samples.sweep_points(space), space)
+    assert "No measured point kept its p99 within the 1 ms budget" in html
+    assert "Recommended config" not in html and html.count("<svg") == 3
+
+
+def test_an_ab_report_stands_alone_with_verdicts_trials_and_each_arms_diff(ab_html):
+    assert_self_contained(ab_html, 3)  # trials, one difference chart, timeline
+    text = re.sub(r"<[^>]+>", " ", ab_html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; is better than start over 4 trials" in text
+    assert "Recommended: &lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert text.count("trial") >= 8 and "closed loop, concurrency 8" in text and "default (SLA 100 ms)" in text
+    assert "-  count: 1" in ab_html and "+  count: 2" in ab_html
+    row = re.search(r"<td>goodput within SLA \(req/s\)</td><td class=n>([\d,]+)</td><td class=n>([\d,]+)</td>"
+                    r"<td class=n>(\+\d+\.\d%)</td><td class=n>[^<]+</td><td>better</td>", ab_html)
+    assert row and 350 < int(row[1]) < 450 and 450 < int(row[2]) < 550  # made up: ~400 and ~500 req/s
+
+
+def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
+    result = samples.ab_result(names=("start", "same"))
+    same = dict(result.trials)
+    same["same"] = same["start"]  # identical figures: no difference at all
+    tied = type(result)(result.study_id, result.plan, same)
+    assert recommended_arm(result) == "same" and recommended_arm(tied) == "start"
+    assert "Recommended: keep start" in ab_report(samples.ab_study(tied), tied)
+
+
+@pytest.mark.browser
+def test_chromium_draws_every_chart_of_the_report_from_the_file_with_no_network(sweep_html, tmp_path):
+    require_tool(str(CHROMIUM), "chromium")
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    path = tmp_path / "report.html"
+    path.write_text(sweep_html, encoding="utf-8")
+    requests: list[str] = []
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True,
+            args=[*CHROMIUM_ARGS, "--proxy-server=127.0.0.1:9"], viewport={"width": 1250, "height": 900})
+        try:
+            page = context.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri(), wait_until="load")
+            charts = page.locator("figure > svg").evaluate_all("""svgs => svgs.map(s => {
+                const box = s.getBoundingClientRect();
+                const dots = [...s.querySelectorAll('path[aria-roledescription="point"]')]
+                    .filter(p => { const b = p.getBoundingClientRect(); return b.width > 2 && b.height > 2; });
+                return {width: box.width, height: box.height, dots: dots.length,
+                        title: s.querySelector('.role-title-text')?.textContent};
+            })""")
+            title = page.title()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "sweep-report.png"), full_page=True)
+        finally:
+            context.close()
+    assert [r for r in requests if not r.startswith("file:")] == []
+    assert title == f"Sweep: {HOSTILE}"
+    assert len(charts) == 3 and all(c["width"] > 400 and c["height"] > 250 for c in charts), charts
+    # the curves: 25 points and the ring; by load: two panels; Pareto: 25, the front's 5 (all 2 instances, delay
+    # 2000 µs: the made-up capacities put that line below every other) and the ring
+    assert [c["dots"] for c in charts] == [25 + 1, 2 * 25, 25 + 5 + 1], charts
+    assert [c["title"] for c in charts] == [
+        "Latency against throughput — gpu_sim", "Throughput and p99 by load — gpu_sim", "Pareto front — gpu_sim"]

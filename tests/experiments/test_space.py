@@ -1,0 +1,53 @@
+"""Search spaces: the configurations they name, their keys, and the configs they build."""
+from __future__ import annotations
+
+import pytest
+
+from app.config.model_config import read_config
+from app.config.read import dynamic_batching_of, instance_groups_of
+from app.experiments.space import RATE, Choice, SearchSpace
+from app.paths import MODEL_REPOSITORY
+
+
+def test_the_grid_has_every_combination_and_the_default_last():
+    space = SearchSpace(instances=(2, 1), delays_us=(0, 2000))
+    assert [c.key for c in space.choices()] == ["i1-d0", "i1-d2000", "i2-d0", "i2-d2000", "default"]
+    assert space.points() == 5 * 5
+    assert [c.key for c in SearchSpace(instances=(1,), delays_us=(), include_default=False).choices()] == ["i1"]
+
+
+@pytest.mark.parametrize("choice", [Choice(), Choice(2, 16, (4, 8), 500), Choice(preferred=()), Choice(delay_us=0)])
+def test_a_key_names_its_choice_exactly(choice):
+    assert Choice.from_key(choice.key) == choice
+
+
+def test_a_choice_changes_only_its_knobs_and_drops_preferred_sizes_above_the_max():
+    base = read_config(MODEL_REPOSITORY / "gpu_sim" / "config.pbtxt")
+    config = Choice(instances=3, max_batch_size=4, delay_us=100).config(base)
+    assert instance_groups_of(config)[0].count == 3 and config.max_batch_size == 4
+    dyn = dynamic_batching_of(config)
+    assert dyn.max_queue_delay_microseconds == 100 and dyn.preferred_batch_sizes == (4,)
+    assert config.parameters == base.parameters and config.input == base.input
+    assert Choice().config(base) == base
+
+
+def test_the_sla_needs_p99_within_budget_and_the_throughput_floor():
+    space = SearchSpace(p99_budget_ms=20.0, min_throughput_rps=100.0)
+    assert space.meets_sla(19.9, 150.0) and not space.meets_sla(20.1, 150.0) and not space.meets_sla(10.0, 99.0)
+    assert not space.meets_sla(None, 150.0)
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"loads": ()}, "at least one load"), ({"loads": (1.5,)}, "whole numbers"), ({"load_kind": "x"}, "load_kind"),
+    ({"instances": (0,)}, "instance counts"), ({"p99_budget_ms": 0}, "budget"),
+    ({"load_kind": RATE, "loads": (50_000,)}, "beyond one load generator"),
+    ({"instances": tuple(range(1, 21)), "delays_us": tuple(range(21)), "loads": (1, 2)}, "400 points"),
+])
+def test_a_space_that_cannot_run_says_why(bad, words):
+    with pytest.raises(ValueError, match=words):
+        SearchSpace(**bad)
+
+
+def test_a_space_round_trips_through_its_dict():
+    space = SearchSpace(instances=(1, 4), preferred=((4, 8),), load_kind=RATE, loads=(100, 200), min_throughput_rps=5)
+    assert SearchSpace.from_dict(space.to_dict()) == space

@@ -1,0 +1,45 @@
+"""The Experiments page end to end through AppTest: define a sweep, get the operating point, run an A/B."""
+from __future__ import annotations
+
+from tests.ui.apptest import ok, open_page, texts, widget
+
+MODEL = "gpu_sim"
+
+
+def _start(at, label: str):
+    at.button(key=[b.key for b in at.button if b.label == label][0]).click().run()
+    return ok(at)
+
+
+def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a_verdict(lab, restore_model):
+    restore_model(MODEL)
+    at = open_page("pages/experiments.py")
+    widget(at.multiselect, "Instance counts").set_value([1, 2])
+    widget(at.multiselect, "max_queue_delay (µs)").set_value([0])
+    widget(at.checkbox, "Also the config serving now (default)").uncheck()
+    widget(at.text_input, "Load levels").set_value("1, 4")
+    widget(at.number_input, "p99 budget (ms)").set_value(500.0)
+    widget(at.text_input, "Sweep label").set_value("page sweep")
+    _start(at, "Start sweep")
+    assert any("Sweep started: 2 configurations × 2 loads" in t for t in texts(at.success)), texts(at.success)
+    assert lab.jobs.wait(180), "the sweep did not finish"
+    assert lab.jobs.state.error is None, lab.jobs.state.error
+    ok(at.run())
+    best = [t for t in texts(at.success) if "SLA operating point" in t]
+    assert best and "at 4 in flight" in best[0], texts(at.success)  # more load never hurt inside a 500 ms budget
+    assert any(b.label.startswith("Apply the recommended config") for b in at.button)
+    assert any("perf_analyzer" in c.value and "--concurrency-range" in c.value for c in at.code)
+
+    sources = widget(at.selectbox, "Configuration A").options
+    widget(at.selectbox, "Configuration A").set_value("serving now")
+    widget(at.selectbox, "Configuration B").set_value(next(s for s in sources if "recommended" in s))
+    widget(at.number_input, "Trials").set_value(2)
+    widget(at.number_input, "Seconds measured per trial").set_value(1.0)
+    widget(at.number_input, "Warm-up per trial (s)").set_value(0.5)
+    _start(at, "Start comparison")
+    assert lab.jobs.wait(180), "the comparison did not finish"
+    assert lab.jobs.state.error is None, lab.jobs.state.error
+    ok(at.run())
+    verdicts = [t for t in texts(at.info) + texts(at.success) if "over 2 trials" in t]
+    assert verdicts and verdicts[0].startswith("B ("), texts(at.info) + texts(at.success)
+    assert any(d.label == "HTML report" for d in at.get("download_button")), "no report to download"
