@@ -90,3 +90,16 @@ def _server_idle_after(request):
     yield
     if "triton" in request.fixturenames:
         request.getfixturevalue("triton").wait_idle()
+
+
+@pytest.fixture
+def gpu_sim_lab(triton, restore_model, tmp_path, monkeypatch):
+    """A Lab driving the session server (remote mode), its state in tmp_path; gpu_sim's config restored after."""
+    from app.lab import Lab  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
+    restore_model("gpu_sim")
+    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
+                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
+    yield lab
+    lab.close()

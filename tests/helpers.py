@@ -56,3 +56,16 @@ def require_tool(path: str, package: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+def embedded_lab(tmp_path, monkeypatch):
+    """Return a Lab that starts its own embedded server on a copy of the repository (state in tmp_path/state)."""
+    import shutil  # noqa: PLC0415
+
+    from app.lab import Lab  # noqa: PLC0415
+    from app.paths import MODEL_REPOSITORY  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    repo = tmp_path / "repo"
+    shutil.copytree(MODEL_REPOSITORY, repo)
+    return Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})

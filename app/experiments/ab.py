@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, parse_config
 from app.experiments.confidence import Difference, paired
+from app.experiments.driving import Cancelled, Interrupted, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, ServerGone, merged
-from app.experiments.store import CANCELLED, DONE, INTERRUPTED, RUNNING, Experiment, Study, owner_tag
-from app.experiments.sweep import Cancelled, Interrupted, restarted, wait_ready
+from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.metrics.catalog import label as metric_label
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
@@ -188,18 +188,7 @@ def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | 
         store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
     trials = load_trials(store, study_id)
     runner = _Trials(lab, plan, study_id, trials, progress, cancel or threading.Event())
-    status, note = DONE, ""
-    try:
-        runner.run()
-    except Cancelled:
-        status, note = CANCELLED, "cancelled; finished trials are kept and Resume runs only the rest"
-    except (ServerGone, Interrupted) as exc:
-        since = time.time() - (time.monotonic() - started)
-        status, note = INTERRUPTED, f"interrupted: {restarted(lab, plan.model, since) or exc}; finished trials are kept"
-    finally:
-        restored = runner.finish(base_text)
-    if restored:
-        note = f"{note}; {restored}" if note else restored
+    status, note = runner.conclude(runner.run, base_text)
     result = ABResult(study_id, plan, trials, status, note, time.monotonic() - started)
     store.update_study(study_id, status=status, note=note, result={
         "verdicts": {a.name: result.verdict(a.name) for a in plan.arms[1:]}, "wall_s": result.wall_s})
@@ -219,17 +208,18 @@ def load_trials(store, study_id: int) -> dict[str, dict[int, dict]]:
     return out
 
 
-class _Trials:
+class _Trials(StudyDriver):
+    """The trial loop of one comparison."""
+
+    what, kept = "comparison", "trials"
+
     def __init__(self, lab, plan: ABPlan, study_id: int, trials: dict, progress, cancel: threading.Event) -> None:
-        self.lab, self.plan, self.study_id, self.trials = lab, plan, study_id, trials
-        self.progress_fn, self.cancel = progress, cancel
+        super().__init__(lab, plan.model, study_id, cancel, progress)
+        self.plan, self.trials = plan, trials
         self.spec = plan.load_spec()
         self.state = ABProgress(study_id, total=plan.trials * len(plan.arms))
         self.state.done = sum(len(v) for v in trials.values())
-        self.t_start = time.monotonic()
         self.ran = 0
-        self.own_change: int | None = None
-        self.changed = False
 
     def run(self) -> None:
         self.lab.stop_traffic("traffic stopped: an A/B comparison takes over")
@@ -268,7 +258,7 @@ class _Trials:
             nxt = meter.edge()
             windows.append(meter.window(edge, nxt))
             edge = nxt
-            self._check_undisturbed()
+            self.check_undisturbed()
         self.lab.stop_traffic(f"traffic stop: A/B trial {trial + 1} of {arm.name} measured")
         whole = merged(windows)
         figures = whole.figures()
@@ -291,51 +281,14 @@ class _Trials:
         if parse_config(self.lab.config.current_text(model)) == _named(wanted, model):
             return
         try:
-            self.lab.apply(model, wanted, f"A/B: {arm.name}", confirm_contract=True)
+            self.reload(wanted, f"A/B: {arm.name}")
         except ConfigError as exc:
             if not self.lab.status().up:
                 raise ServerGone(f"the server stopped answering while applying {arm.name}") from exc
             raise Interrupted(f"{arm.name} could not be applied: {exc}") from exc
-        self.changed = True
-        change = self.lab.markers.last_change(model)
-        self.own_change = change.id if change else None
-
-    def _check_undisturbed(self) -> None:
-        change = self.lab.markers.last_change(self.plan.model)
-        started = time.time() - (time.monotonic() - self.t_start)
-        if change is not None and change.id != self.own_change and change.t > started:
-            what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
-            raise Interrupted(f"{what} during the comparison")
-        if not self.lab.load.running:
-            raise Interrupted("the comparison's traffic was stopped")
-
-    def finish(self, base_text: str) -> str:
-        wait_ready(self.lab)
-        try:
-            self.lab.stop_traffic("traffic stop: comparison ended")
-        except Exception:  # noqa: BLE001
-            pass
-        if not self.changed:
-            return ""
-        try:
-            base = parse_config(base_text)
-            if parse_config(self.lab.config.current_text(self.plan.model)) != base:
-                self.lab.apply(self.plan.model, base, "A/B ended: back to the starting config", confirm_contract=True)
-                return "the starting config serves again"
-        except Exception as exc:  # noqa: BLE001
-            return f"could not serve the starting config again ({exc}); it is in the config history"
-        return ""
 
     def report(self, final: bool = False) -> None:
-        state = self.state
-        if self.ran and not final:
-            state.eta_s = (time.monotonic() - self.t_start) / self.ran * (state.total - state.done)
-        else:
-            state.eta_s = 0.0 if final else None
-        if final:
-            state.current = ""
-        if self.progress_fn is not None:
-            self.progress_fn(state)
+        self.publish(self.state, self.ran, final)
 
 
 def _named(config, model: str):

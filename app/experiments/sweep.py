@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.environment import environment
+from app.experiments.driving import Cancelled, StudyDriver
 from app.experiments.meter import Meter, ServerGone, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
-from app.experiments.store import (
-    CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, Experiment, Study, owner_tag,
-)
+from app.metrics.catalog import MIN_SAMPLES
+from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL
@@ -39,23 +39,15 @@ DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point
 BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
 
 
-class Cancelled(Exception):
-    """The person cancelled the sweep."""
-
-
-class Interrupted(Exception):
-    """Something outside the sweep changed the server under it (a restart, someone else's Apply)."""
-
-
 @dataclass(frozen=True)
 class SweepOptions:
     """How each point is measured."""
 
     window_s: float = 0.5
-    warmup_reload_s: float = 0.5
-    warmup_load_s: float = 0.25
+    warmup_reload_s: float = 0.3
+    warmup_load_s: float = 0.2
     tolerance: float = 0.05  # a point is settled when one more window moves p99 and throughput by at most this
-    min_samples: int = 150
+    min_samples: int = MIN_SAMPLES  # the catalog's floor for a percentile worth showing
     max_windows: int = 12
     seed: int = 1
     restore: bool = True  # serve the starting config again at the end
@@ -194,21 +186,7 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
         done = {p.key: p for p in load_points(store, study_id)}
         store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
     sweeper = _Sweeper(lab, space, options, base_text, study_id, done, progress, cancel or threading.Event())
-    status, note = DONE, ""
-    try:
-        sweeper.run()
-    except Cancelled:
-        status, note = CANCELLED, "cancelled; finished points are kept and Resume measures only the rest"
-    except (ServerGone, Interrupted) as exc:
-        status, note = INTERRUPTED, f"interrupted: {restarted(lab, space.model, sweeper.state_started_at()) or exc}; " \
-                                    "finished points are kept"
-    except Exception as exc:
-        store.update_study(study_id, status=INTERRUPTED, note=f"failed: {type(exc).__name__}: {exc}")
-        sweeper.finish()
-        raise
-    restored = sweeper.finish()
-    if restored:
-        note = f"{note}; {restored}" if note else restored
+    status, note = sweeper.conclude(sweeper.run, base_text)
     result = SweepResult(study_id, space, sweeper.points(), status, time.monotonic() - started, note,
                          sweeper.skipped)
     best = result.best
@@ -217,23 +195,6 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
         "wall_s": result.wall_s})
     sweeper.report(final=True)
     return result
-
-
-def wait_ready(lab, timeout_s: float = 60.0) -> bool:
-    """Wait (a restart may be under way) until the server is ready; return whether it is."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        restarting = any(m.kind == "restart" and m.end is None for m in lab.markers.list())
-        if not restarting and lab.status().ready:
-            return True
-        time.sleep(0.25)
-    return False
-
-
-def restarted(lab, model: str, since: float) -> str:
-    """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
-    change = lab.markers.last_change(model, kinds=("restart",))
-    return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""
 
 
 def load_points(store, study_id: int) -> list[Point]:
@@ -249,23 +210,22 @@ def load_points(store, study_id: int) -> list[Point]:
     return out
 
 
-class _Sweeper:
+class _Sweeper(StudyDriver):
     """The search loop of one sweep (see the module docstring)."""
+
+    what, kept = "sweep", "points"
 
     def __init__(self, lab, space: SearchSpace, options: SweepOptions, base_text: str, study_id: int,
                  done: dict[str, Point], progress, cancel: threading.Event) -> None:
-        self.lab, self.space, self.options, self.study_id = lab, space, options, study_id
+        super().__init__(lab, space.model, study_id, cancel, progress)
+        self.space, self.options = space, options
         self.base_text, self.base = base_text, parse_config(base_text)
-        self.model = space.model
         self.done = done  # stored points by key: never measured again
         self.measured: list[Point] = []  # this session's points, in order
         self.failed: set[str] = {p.choice.key for p in done.values() if p.status == FAILED}
         self.skipped: list[str] = []
-        self.progress_fn, self.cancel = progress, cancel
         self.serving: Choice | None = None  # what this sweep last applied
-        self.own_change: int | None = None  # the marker id of our last reload
         self.load_now: float | None = None
-        self.t_start = time.monotonic()
         self.meter: Meter | None = None
         self.remaining_configs = 0
         self.state = SweepProgress(study_id, done=len(done), points=list(done.values()))
@@ -315,14 +275,14 @@ class _Sweeper:
                 return
 
     def _first_probe(self) -> int:
-        """Return where a configuration's search starts: the best point's load so far, else the top load.
+        """Return where a configuration's search starts: the best point's load so far, else the middle load.
 
-        At the top load a configuration inside the SLA is done in one point (more load never lowers
-        throughput); at the best point's load one outside it is often dropped at once by the bound.
+        At the best point's load a configuration that cannot beat it is usually dropped at once by the
+        bound; one that can is searched upwards from there.
         """
         best = operating_point(self.space, self.points())
         loads = self.space.loads
-        return loads.index(best.load) if best is not None and best.load in loads else len(loads) - 1
+        return loads.index(best.load) if best is not None and best.load in loads else (len(loads) - 1) // 2
 
     def _bound(self, mine: dict[int, Point], lo: int, hi: int) -> float | None:
         """Return an upper bound on the throughput inside the SLA at any unmeasured load in (lo, hi)."""
@@ -368,7 +328,7 @@ class _Sweeper:
             nxt = meter.edge()
             windows.append(meter.window(edge, nxt))
             edge = nxt
-            self._check_undisturbed()
+            self.check_undisturbed()
             settled, change = steady(windows, self.options.tolerance, self.options.min_samples)
             if settled or len(windows) >= self.options.max_windows:
                 break
@@ -412,7 +372,7 @@ class _Sweeper:
             self.serving = choice
             return None
         try:
-            self.lab.apply(self.model, config, f"sweep: {choice.label}", confirm_contract=True)
+            self.reload(config, f"sweep: {choice.label}")
         except ConfigError as exc:
             if not self.lab.status().up:
                 raise ServerGone(f"the server stopped answering while applying {choice.label}") from exc
@@ -421,8 +381,6 @@ class _Sweeper:
             self._log(f"{choice.label}: {point.note}")
             return self._keep(point, None)
         self.serving = choice
-        change = self.lab.markers.last_change(self.model)
-        self.own_change = change.id if change else None
         return None
 
     def _drive(self, load: float) -> None:
@@ -440,17 +398,6 @@ class _Sweeper:
             else:
                 self.lab.update_traffic(rate=float(load))
             self.load_now = load
-
-    def _check_undisturbed(self) -> None:
-        change = self.lab.markers.last_change(self.model)
-        if change is not None and change.id != self.own_change and change.t > self.state_started_at():
-            what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
-            raise Interrupted(f"{what} during the sweep")
-        if not self.lab.load.running:
-            raise Interrupted("the sweep's traffic was stopped")
-
-    def state_started_at(self) -> float:
-        return time.time() - (time.monotonic() - self.t_start)
 
     def _keep(self, point: Point, whole: Window | None) -> Point:
         figures = point.figures
@@ -485,39 +432,13 @@ class _Sweeper:
                 out.append(p)
         return out
 
-    def finish(self) -> str:
-        """Stop the traffic and serve the starting config again; return what was done about it."""
-        wait_ready(self.lab)
-        try:
-            self.lab.stop_traffic("traffic stop: sweep ended")
-        except Exception:  # noqa: BLE001 - the result is stored either way
-            pass
-        if not self.options.restore or self.serving is None:
-            return ""
-        try:
-            if parse_config(self.lab.config.current_text(self.model)) != self.base:
-                self.lab.apply(self.model, self.base, "sweep ended: back to the starting config", confirm_contract=True)
-                return "the starting config serves again"
-        except Exception as exc:  # noqa: BLE001 - say so; the person can apply it from the history
-            return f"could not serve the starting config again ({exc}); it is in the config history"
-        return ""
-
     # --- progress ---------------------------------------------------------------------------------------
     def report(self, final: bool = False) -> None:
         state = self.state
         per_config = math.ceil(math.log2(len(self.space.loads) + 1)) if self.space.adaptive else len(self.space.loads)
         left = 0 if final else per_config * (self.remaining_configs + 1)
         state.total = max(state.done, state.done + left - (1 if state.current and not final else 0))
-        took = [p for p in self.measured if p.status == DONE]
-        if took and not final:
-            per_point = (time.monotonic() - self.t_start) / len(took)
-            state.eta_s = per_point * max(0, state.total - state.done)
-        else:
-            state.eta_s = 0.0 if final else None
-        if final:
-            state.current = ""
-        if self.progress_fn is not None:
-            self.progress_fn(state)
+        self.publish(state, sum(p.status == DONE for p in self.measured), final)
 
     def _log(self, text: str) -> None:
         self.state.log.append(text)

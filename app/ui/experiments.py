@@ -110,15 +110,32 @@ def sweep_form(lab: Lab, models: list[str]) -> None:
                    f"(at most {space.points()} points).")
 
 
+def _pick_study(lab: Lab, kind: str, name: str):
+    """Select box of the stored studies of a kind, newest first; None (said so) when there are none."""
+    studies = lab.experiments.studies(kind=kind)
+    if not studies:
+        st.info(f"No {name.lower()}s yet.")
+        return None
+    names = {s.id: f"{s.id}: {s.label} — {s.status}, {_when(s.created_at)}" for s in studies}
+    sid = st.selectbox(name, list(names), format_func=names.get, key=f"exp:{kind}_pick")
+    return lab.experiments.study(sid)
+
+
+def _resume_button(lab: Lab, study, text: str, resume) -> None:
+    """Offer Resume for a study that stopped before it finished."""
+    if study.status in (DONE, RUNNING) or not can_operate():
+        return
+    if st.button(f"Resume ({text})", key=f"exp:resume_{study.kind}", disabled=lab.jobs.running):
+        resume(study.id)
+        st.rerun()
+
+
 def sweep_results(lab: Lab) -> None:
     """Pick a sweep; show its operating point, curves, Pareto set, points, and what can be done with them."""
-    studies = lab.experiments.studies(kind="sweep")
-    if not studies:
-        st.info("No sweeps yet.")
+    study = _pick_study(lab, "sweep", "Sweep")
+    if study is None:
         return
-    names = {s.id: f"{s.id}: {s.label} — {s.status}, {_when(s.created_at)}" for s in studies}
-    sid = st.selectbox("Sweep", list(names), format_func=names.get, key="exp:sweep_pick")
-    study = lab.experiments.study(sid)
+    sid = study.id
     space = SearchSpace.from_dict(study.definition["space"])
     points = load_points(lab.experiments, sid)
     st.caption(f"{study.model}: p99 budget {space.p99_budget_ms:g} ms"
@@ -126,11 +143,7 @@ def sweep_results(lab: Lab) -> None:
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
                + ("adaptive" if space.adaptive else "grid") + f" search. Status: {study.status}"
                + (f" — {study.note}" if study.note else ""))
-    if study.status not in (DONE, RUNNING) and can_operate():
-        if st.button("Resume (measures only the points not finished)", key="exp:resume_sweep",
-                     disabled=lab.jobs.running):
-            lab.jobs.resume_sweep(sid)
-            st.rerun()
+    _resume_button(lab, study, "measures only the points not finished", lab.jobs.resume_sweep)
     best = operating_point(space, points)
     if best is None:
         st.warning("No measured point is inside the SLA yet." if points else "No point measured yet.")
@@ -268,22 +281,16 @@ def ab_form(lab: Lab, models: list[str]) -> None:
 
 def ab_results(lab: Lab) -> None:
     """Pick a comparison; show each verdict with its intervals, the charts, and downloads."""
-    studies = lab.experiments.studies(kind="ab")
-    if not studies:
-        st.info("No comparisons yet.")
+    study = _pick_study(lab, "ab", "Comparison")
+    if study is None:
         return
-    names = {s.id: f"{s.id}: {s.label} — {s.status}, {_when(s.created_at)}" for s in studies}
-    sid = st.selectbox("Comparison", list(names), format_func=names.get, key="exp:ab_pick")
-    study = lab.experiments.study(sid)
+    sid = study.id
     plan = ABPlan.from_dict(study.definition["plan"])
     result = ABResult(sid, plan, load_trials(lab.experiments, sid), study.status, study.note)
     st.caption(f"{study.model}: {' / '.join(a.name for a in plan.arms)}; {plan.trials} trials of "
                f"{plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up) under the same seeded traffic, order alternating. "
                f"Status: {study.status}" + (f" — {study.note}" if study.note else ""))
-    if study.status not in (DONE, RUNNING) and can_operate():
-        if st.button("Resume (runs only the trials not finished)", key="exp:resume_ab", disabled=lab.jobs.running):
-            lab.jobs.resume_ab(sid)
-            st.rerun()
+    _resume_button(lab, study, "runs only the trials not finished", lab.jobs.resume_ab)
     for arm in plan.arms[1:]:
         text = result.verdict(arm.name)
         (st.info if "no clear difference" in text else st.success)(text)

@@ -19,13 +19,8 @@ WARMUP_S = 2
 
 
 @pytest.fixture
-def lab(triton, restore_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
-    restore_model("gpu_sim")
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
-    yield lab
-    lab.close()
+def lab(gpu_sim_lab):
+    return gpu_sim_lab
 
 
 def _diagnose(lab: Lab, knobs: dict, form: TrafficForm) -> list:

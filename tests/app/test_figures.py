@@ -9,7 +9,6 @@ import pytest
 from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.knobs import apply_knobs
-from app.lab import Lab
 from app.metrics.poller import MetricsPoller
 from app.metrics.scrape import fetch_text, parse_metrics
 from loadgen.controller import LoadController
@@ -79,13 +78,8 @@ def test_client_window_p99_is_the_p99_of_every_request_in_it(triton, restore_mod
 
 
 @pytest.fixture
-def lab(triton, restore_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
-    restore_model(MODEL)
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
-    yield lab
-    lab.close()
+def lab(gpu_sim_lab):
+    return gpu_sim_lab
 
 
 def test_an_apply_under_load_is_a_band_whose_requests_stay_out_of_before_and_after(lab):

@@ -1,20 +1,15 @@
 """The Lab on its default path: no TRITON_URL starts the embedded server; restart keeps the ports."""
 from __future__ import annotations
 
-import shutil
 
 from app.lab import Lab
-from app.paths import MODEL_REPOSITORY
 from app.server.embedded import group_alive
 from loadgen.spec import LoadSpec
-from tests.helpers import wait_until
+from tests.helpers import embedded_lab, wait_until
 
 
 def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    repo = tmp_path / "repo"
-    shutil.copytree(MODEL_REPOSITORY, repo)
-    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+    lab = embedded_lab(tmp_path, monkeypatch)
     try:
         assert lab.embedded and lab.endpoint.http_url.startswith("http://127.0.0.1:")
         status = lab.status()

@@ -7,7 +7,6 @@ from app.config.model_config import format_config, parse_config
 from app.experiments.ab import ABPlan, Arm, run_ab
 from app.experiments.confidence import BETTER, UNCLEAR
 from app.experiments.space import Choice
-from app.lab import Lab
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
 
@@ -16,13 +15,8 @@ SPEC = spec_to_dict(LoadSpec(mode=Mode.OPEN, rate=80.0, model=MODEL, seed=11))
 
 
 @pytest.fixture
-def lab(triton, restore_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
-    restore_model(MODEL)
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
-    yield lab
-    lab.close()
+def lab(gpu_sim_lab):
+    return gpu_sim_lab
 
 
 def _arms(lab, *delays_us: int | None) -> tuple[Arm, ...]:

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -15,21 +14,15 @@ from app.config.read import parameters_of
 from app.experiments.space import RATE, Choice, SearchSpace
 from app.experiments.store import INTERRUPTED, ExperimentStore
 from app.experiments.sweep import SweepOptions, load_points, run_sweep
-from app.lab import Lab
 from app.paths import ROOT
-from tests.helpers import wait_until
+from tests.helpers import embedded_lab, wait_until
 
 MODEL = "gpu_sim"
 
 
 @pytest.fixture
-def lab(triton, restore_model, tmp_path, monkeypatch):
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
-    restore_model(MODEL)
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
-    yield lab
-    lab.close()
+def lab(gpu_sim_lab):
+    return gpu_sim_lab
 
 
 def unbatched_capacity(config_text: str) -> float:
@@ -110,14 +103,7 @@ def test_a_sweep_killed_midway_is_marked_interrupted_and_resumes_without_repeati
 
 
 def test_a_sweep_interrupted_by_a_server_restart_is_marked_so(tmp_path, monkeypatch):
-    import shutil
-
-    from app.paths import MODEL_REPOSITORY
-
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    repo = tmp_path / "repo"
-    shutil.copytree(MODEL_REPOSITORY, repo)
-    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+    lab = embedded_lab(tmp_path, monkeypatch)
     try:
         space = SearchSpace(model=MODEL, instances=(1, 2), delays_us=(0, 2000), loads=(1, 2, 4), adaptive=False)
         lab.jobs.start_sweep(space, "restart midway")

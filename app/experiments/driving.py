@@ -1,0 +1,122 @@
+"""What sweeps and A/B comparisons share while they drive the live server.
+
+They own the reloads they make (and notice anyone else's, or a restart, as an interruption), stop on
+Cancel, and serve the starting config again at the end — after a restart has finished.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from app.config.model_config import parse_config
+from app.experiments.meter import ServerGone
+from app.experiments.store import CANCELLED, DONE, INTERRUPTED
+
+log = logging.getLogger(__name__)
+
+
+class Cancelled(Exception):
+    """The person cancelled the study."""
+
+
+class Interrupted(Exception):
+    """Something outside the study changed the server under it (a restart, someone else's Apply)."""
+
+
+def wait_ready(lab, timeout_s: float = 60.0) -> bool:
+    """Wait until no restart is under way and the server is ready; return whether it is."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        restarting = any(m.kind == "restart" and m.end is None for m in lab.markers.list())
+        if not restarting and lab.status().ready:
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def restarted(lab, model: str, since: float) -> str:
+    """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
+    change = lab.markers.last_change(model, kinds=("restart",))
+    return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""
+
+
+class StudyDriver:
+    """The part of a study's loop that touches the server's config and watches for disturbances."""
+
+    what = "study"  # named in messages: sweep, comparison
+    kept = "results"  # what survives a stop: points, trials
+
+    def __init__(self, lab, model: str, study_id: int, cancel: threading.Event, progress=None) -> None:
+        self.lab, self.model, self.study_id, self.cancel = lab, model, study_id, cancel
+        self.progress_fn = progress  # called with the progress state after every step
+        self.t_start, self.started_at = time.monotonic(), time.time()
+        self.own_change: int | None = None  # the marker id of our last reload
+        self.changed = False
+
+    def publish(self, state, finished_here: int, final: bool = False) -> None:
+        """Set the ETA from the time per item finished in this session and hand the state to the page."""
+        if finished_here and not final:
+            state.eta_s = (time.monotonic() - self.t_start) / finished_here * max(0, state.total - state.done)
+        else:
+            state.eta_s = 0.0 if final else None
+        if final:
+            state.current = ""
+        if self.progress_fn is not None:
+            self.progress_fn(state)
+
+    def reload(self, config, text: str) -> None:
+        """Hot-reload config through the lab (validated, verified, marked) as this study's own change."""
+        self.lab.apply(self.model, config, text, confirm_contract=True)
+        self.changed = True
+        change = self.lab.markers.last_change(self.model)
+        self.own_change = change.id if change else None
+
+    def check_undisturbed(self) -> None:
+        """Raise Interrupted when someone else changed the config, the server restarted or the traffic stopped."""
+        change = self.lab.markers.last_change(self.model)
+        if change is not None and change.id != self.own_change and change.t > self.started_at:
+            what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
+            raise Interrupted(f"{what} during the {self.what}")
+        if not self.lab.load.running:
+            raise Interrupted(f"the {self.what}'s traffic was stopped")
+
+    def conclude(self, body: Callable[[], None], base_text: str) -> tuple[str, str]:
+        """Run the study's loop; return (status, note) — done, cancelled or interrupted, finished work kept —
+        after stopping the traffic and serving the starting config again. Unexpected errors mark the study
+        interrupted and propagate."""
+        status, note = DONE, ""
+        try:
+            body()
+        except Cancelled:
+            status, note = CANCELLED, f"cancelled; finished {self.kept} are kept and Resume runs only the rest"
+        except (ServerGone, Interrupted) as exc:
+            why = restarted(self.lab, self.model, self.started_at) or exc
+            status, note = INTERRUPTED, f"interrupted: {why}; finished {self.kept} are kept"
+        except Exception as exc:
+            self.lab.experiments.update_study(self.study_id, status=INTERRUPTED,
+                                              note=f"failed: {type(exc).__name__}: {exc}")
+            self.finish(base_text)
+            raise
+        restored = self.finish(base_text)
+        return status, f"{note}; {restored}" if note and restored else note or restored
+
+    def finish(self, base_text: str) -> str:
+        """Stop the traffic and serve the starting config again; return what was done about it."""
+        wait_ready(self.lab)
+        try:
+            self.lab.stop_traffic(f"traffic stop: {self.what} ended")
+        except Exception:  # noqa: BLE001 - the result is stored either way
+            log.exception("stopping the %s's traffic failed", self.what)
+        if not self.changed:
+            return ""
+        try:
+            base = parse_config(base_text)
+            if parse_config(self.lab.config.current_text(self.model)) != base:
+                self.lab.apply(self.model, base, f"{self.what} ended: back to the starting config",
+                               confirm_contract=True)
+                return "the starting config serves again"
+        except Exception as exc:  # noqa: BLE001 - say so; the person can apply it from the history
+            return f"could not serve the starting config again ({exc}); it is in the config history"
+        return ""
