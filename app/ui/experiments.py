@@ -194,9 +194,12 @@ def _sweep_actions(lab: Lab, study, space: SearchSpace, points, best) -> None:
     c3.download_button("CSV of every window", lambda: export.windows_csv(lab.experiments.list(study_id=study.id)),
                        f"sweep-{study.id}-windows.csv",
                        mime="text/csv", key="exp:dl_sweep_csv")
-    c4.download_button("Model Analyzer YAML", ma_config_yaml(space, "model_repository", "output_model_repository",
-                                                             "model_analyzer_results"),
-                       f"sweep-{study.id}-model-analyzer.yaml", key="exp:dl_ma")
+    try:
+        ma_yaml = ma_config_yaml(space, "model_repository", "output_model_repository", "model_analyzer_results")
+    except ValueError as exc:  # e.g. a fractional rate: Model Analyzer takes whole numbers only
+        c4.caption(f"No Model Analyzer YAML: {exc}")
+    else:
+        c4.download_button("Model Analyzer YAML", ma_yaml, f"sweep-{study.id}-model-analyzer.yaml", key="exp:dl_ma")
     if done:
         keys = {p.key: f"{p.choice.label} @ {p.load:g}" for p in done}
         pick = st.selectbox("A point", list(keys), format_func=keys.get,
