@@ -11,6 +11,7 @@ from pathlib import Path
 from app.config.apply import ConfigService
 from app.experiments.compare import capture
 from app.experiments.jobs import Jobs
+from app.experiments.meter import Window
 from app.experiments.store import Experiment, ExperimentStore
 from app.figures import WindowFigures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
@@ -165,12 +166,22 @@ class Lab:
         if end - start < 2.0:
             raise ValueError("less than 2 s of traffic since the last config change: let it run, then save")
         figures = self.measure(model, start, end, include_held=False)
-        seconds = [self.measure(model, t, t + 1.0, include_held=False) for t in range(math.ceil(start), math.floor(end))]
         reloads = [[m.t, m.end] for m in self.markers.list(model, since=snap.started_at) if m.band and m.end is not None
                    and m.t < end]
         exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap.spec, figures,
-                      seconds, reloads, since=change.text if change else "")
+                      self._seconds(model, snap.started_at, start, end), reloads, since=change.text if change else "")
         return self.experiments.get(self.experiments.add(exp))
+
+    def _seconds(self, model: str, run_start: float, t0: float, t1: float) -> list[dict]:
+        """Return the run's seconds inside [t0, t1) as measurement windows: client buckets (with every latency)
+        and the counter differences of the polls that ended in each second."""
+        out = []
+        for k in range(math.ceil(t0 - run_start), math.floor(t1 - run_start)):
+            a = run_start + k
+            buckets = self.load.buckets(a, a + 1.0, model)[0]
+            delta, batches = self.metrics.delta(model, a, a + 1.0)
+            out.append(Window(a, a + 1.0, buckets, delta, batches).to_dict())
+        return out
 
     def close(self) -> None:
         """Stop a running study, traffic, polling and the embedded server."""

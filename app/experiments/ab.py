@@ -13,12 +13,12 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, parse_config
 from app.experiments.confidence import Difference, paired
-from app.experiments.driving import Cancelled, Interrupted, StudyDriver
+from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, ServerGone, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
@@ -82,18 +82,6 @@ class ABPlan:
     @classmethod
     def from_dict(cls, data: dict) -> ABPlan:
         return cls(**{**data, "arms": tuple(Arm(**a) for a in data["arms"])})
-
-
-@dataclass
-class ABProgress:
-    """What the page shows while a comparison runs."""
-
-    study_id: int
-    done: int = 0
-    total: int = 0
-    eta_s: float | None = None
-    current: str = ""
-    log: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -169,7 +157,7 @@ def _value(figures: dict, key: str, cls: str):
 
 
 def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
-           progress: Callable[[ABProgress], None] | None = None, cancel: threading.Event | None = None) -> ABResult:
+           progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None) -> ABResult:
     """Run (or resume, given study_id) a comparison on the lab's server; return its result. Blocks."""
     store = lab.experiments
     started = time.monotonic()
@@ -217,7 +205,7 @@ class _Trials(StudyDriver):
         super().__init__(lab, plan.model, study_id, cancel, progress)
         self.plan, self.trials = plan, trials
         self.spec = plan.load_spec()
-        self.state = ABProgress(study_id, total=plan.trials * len(plan.arms))
+        self.state = Progress(study_id, total=plan.trials * len(plan.arms))
         self.state.done = sum(len(v) for v in trials.values())
         self.ran = 0
 
@@ -238,28 +226,8 @@ class _Trials(StudyDriver):
         self.state.current = f"trial {trial + 1} of {self.plan.trials}: {arm.name}"
         self.report()
         self._serve(arm)
-        self.lab.start_traffic(self.spec)
-        deadline = time.time() + 10
-        while self.lab.load.started_at is None and self.lab.load.running and time.time() < deadline:
-            time.sleep(0.02)
-        t0 = self.lab.load.started_at
-        if t0 is None:
-            raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
-        meter.wait_until(t0 + self.plan.warmup_s, self.cancel)
-        edge = meter.edge()
-        meter.discard_before(edge.t)
-        windows = []
-        end = edge.t + self.plan.trial_s
-        while edge.t < end - 0.05:
-            meter.wait_until(min(edge.t + 1.0, end), self.cancel)
-            if self.cancel.is_set():
-                self.lab.stop_traffic("traffic stop: comparison cancelled")
-                raise Cancelled
-            nxt = meter.edge()
-            windows.append(meter.window(edge, nxt))
-            edge = nxt
-            self.check_undisturbed()
-        self.lab.stop_traffic(f"traffic stop: A/B trial {trial + 1} of {arm.name} measured")
+        windows = self.run_fixed(meter, self.spec, self.plan.warmup_s, self.plan.trial_s,
+                                 f"A/B trial {trial + 1} of {arm.name}")
         whole = merged(windows)
         figures = whole.figures()
         exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model, self.lab.config.current_text(self.plan.model),

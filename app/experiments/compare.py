@@ -14,16 +14,15 @@ _SERVER_EXTRA = ("infer_count", "request_count", "exec_count", "fail_count", "ba
 
 
 def capture(label_text: str, model: str, config_text: str, spec, figures: WindowFigures,
-            seconds: list[WindowFigures] = (), reloads: list = (), since: str = "") -> Experiment:
-    """Return an experiment from one window: client figures per class, server counter differences, and the
-    figures of each of its seconds (the run's measurement windows) and the reload bands left out."""
+            windows: list[dict] = (), reloads: list = (), since: str = "") -> Experiment:
+    """Return an experiment from one window: client figures per class, server counter differences, its
+    measurement windows (meter.Window.to_dict: buckets with latencies, counter differences) and the reload
+    bands left out."""
     server = {k: figures.server.get(k) for k in (*SERVER_KEYS, *_SERVER_EXTRA)}
-    windows = [{"t0": w.t0, "t1": w.t1, "client": dict(w.client),
-                "server": {k: w.server.get(k) for k in (*SERVER_KEYS, *_SERVER_EXTRA)}} for w in seconds]
     outcome = {"window": "since the last config change" + (f" ({since})" if since else "") + ", to the run's end",
                "seconds": figures.seconds}
     return Experiment(label_text, model, config_text, figures.t0, figures.t1, dataclasses.asdict(spec),
-                      dict(figures.client), server, seed=spec.seed, windows=windows, reloads=list(reloads),
+                      dict(figures.client), server, seed=spec.seed, windows=list(windows), reloads=list(reloads),
                       outcome=outcome)
 
 

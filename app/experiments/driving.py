@@ -9,9 +9,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from app.config.model_config import parse_config
-from app.experiments.meter import ServerGone
+from app.experiments.meter import Meter, ServerGone, Window
 from app.experiments.store import CANCELLED, DONE, INTERRUPTED
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,19 @@ def restarted(lab, model: str, since: float) -> str:
     """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
     change = lab.markers.last_change(model, kinds=("restart",))
     return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""
+
+
+@dataclass
+class Progress:
+    """What the page shows while a study runs."""
+
+    study_id: int
+    done: int = 0
+    total: int = 0
+    eta_s: float | None = None
+    current: str = ""
+    narration: str = ""
+    log: list[str] = field(default_factory=list)
 
 
 class StudyDriver:
@@ -72,6 +86,35 @@ class StudyDriver:
         self.changed = True
         change = self.lab.markers.last_change(self.model)
         self.own_change = change.id if change else None
+
+    def start_traffic(self, spec) -> float:
+        """Start the lab's traffic with spec; return when it began sending (epoch s)."""
+        self.lab.start_traffic(spec)
+        deadline = time.time() + 10
+        while self.lab.load.started_at is None and self.lab.load.running and time.time() < deadline:
+            time.sleep(0.02)
+        t0 = self.lab.load.started_at
+        if t0 is None:
+            raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
+        return t0
+
+    def run_fixed(self, meter: Meter, spec, warmup_s: float, seconds: float, what: str) -> list[Window]:
+        """Run spec from its start: drop warmup_s, measure `seconds` in one-second windows, stop the traffic."""
+        t0 = self.start_traffic(spec)
+        meter.wait_until(t0 + warmup_s, self.cancel)
+        edge = meter.edge()
+        meter.discard_before(edge.t)
+        windows, end = [], edge.t + seconds
+        while edge.t < end - 0.05:
+            meter.wait_until(min(edge.t + 1.0, end), self.cancel)
+            if self.cancel.is_set():
+                raise Cancelled
+            nxt = meter.edge()
+            windows.append(meter.window(edge, nxt))
+            edge = nxt
+            self.check_undisturbed()
+        self.lab.stop_traffic(f"traffic stop: {what} measured")
+        return windows
 
     def check_undisturbed(self) -> None:
         """Raise Interrupted when someone else changed the config, the server restarted or the traffic stopped."""

@@ -54,8 +54,8 @@ def _figures(client: dict, server: dict) -> dict:
 
 
 def window_figures(data: dict) -> dict:
-    """Return a stored window's figures: a meter window's from its own buckets and counter differences, a saved
-    run's second (compare.capture keeps figures) as stored."""
+    """Return a stored window's figures: from its own buckets and counter differences (meter.Window), or as
+    stored by runs saved before windows kept their buckets."""
     if "client" in data:
         return {"seconds": data["t1"] - data["t0"], "reset": bool(data.get("reset")), **data}
     return Window.from_dict(data).figures()

@@ -1,4 +1,4 @@
-"""The lab's one background study: a sweep or an A/B comparison, its progress shared by every session."""
+"""The lab's one background study: a sweep, an A/B comparison or a scenario, its progress shared by every session."""
 from __future__ import annotations
 
 import logging
@@ -17,11 +17,11 @@ log = logging.getLogger(__name__)
 class JobState:
     """What the page shows about the current (or last) study job."""
 
-    kind: str  # sweep | ab
+    kind: str  # sweep | ab | scenario
     label: str
     started: float
-    progress: object | None = None  # SweepProgress | ABProgress
-    result: object | None = None  # SweepResult | ABResult
+    progress: object | None = None  # SweepProgress | ABProgress | ScenarioProgress
+    result: object | None = None  # SweepResult | ABResult | ScenarioResult
     error: str | None = None
     finished: float | None = None
 
@@ -65,6 +65,16 @@ class Jobs:
         """Resume a stopped comparison: only the trials it has not run yet."""
         self._start("ab", f"comparison {study_id} (resumed)",
                     lambda progress: run_ab(self.lab, study_id=study_id, progress=progress, cancel=self._cancel))
+
+    def start_scenario(self, name: str, full: bool = False) -> None:
+        """Start a guided scenario by name (full: full-length phases)."""
+        from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415 - scenarios build on experiments
+        from app.scenarios.runner import run_scenario  # noqa: PLC0415
+
+        scenario = SCENARIOS[name]
+        self._start("scenario", scenario.title,
+                    lambda progress: run_scenario(self.lab, scenario, full=full, progress=progress,
+                                                  cancel=self._cancel))
 
     def cancel(self, wait_s: float = 0.0) -> None:
         """Ask the running study to stop after its current window; optionally wait for it."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.environment import environment
-from app.experiments.driving import Cancelled, StudyDriver
+from app.experiments.driving import Cancelled, Progress, StudyDriver
 from app.experiments.meter import Meter, ServerGone, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
@@ -99,16 +99,10 @@ def point_key(choice: Choice, load: float) -> str:
 
 
 @dataclass
-class SweepProgress:
-    """What the page shows while a sweep runs."""
+class SweepProgress(Progress):
+    """A sweep's progress, with the points measured so far (they land on the page's chart)."""
 
-    study_id: int
-    done: int = 0
-    total: int = 0  # estimated points in all (adaptive: an upper bound that shrinks as configurations stop)
-    eta_s: float | None = None
-    current: str = ""
     points: list[Point] = field(default_factory=list)
-    log: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -385,13 +379,8 @@ class _Sweeper(StudyDriver):
 
     def _drive(self, load: float) -> None:
         if not self.lab.load.running:
-            self.lab.start_traffic(traffic_spec(self.space, load, self.options.seed))
+            self.start_traffic(traffic_spec(self.space, load, self.options.seed))
             self.load_now = load
-            deadline = time.time() + 10
-            while self.lab.load.started_at is None and time.time() < deadline and self.lab.load.running:
-                time.sleep(0.02)
-            if self.lab.load.started_at is None:
-                raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
         elif self.load_now != load:
             if self.space.load_kind == CONCURRENCY:
                 self.lab.update_traffic(concurrency=int(load))

@@ -141,6 +141,13 @@ class MetricsPoller:
         out["down_s"] = self.interval_s * sum(1 for s in samples if not s.up)
         return out
 
+    def delta(self, model: str, t0: float, t1: float) -> tuple[CounterDelta, dict[int, int]]:
+        """Return one model's summed counter differences and batch sizes of the polls that end in (t0, t1]."""
+        with self._lock:
+            samples = [s for s in self._history if t0 < s.t <= t1]
+        deltas = [r["delta"] for r in (s.rows.get(model) or {} for s in samples) if r.get("delta") is not None]
+        return sum(deltas, CounterDelta()), merge_hist(s.batches.get(model, {}) for s in samples)
+
     def retarget(self, endpoint) -> None:
         """Scrape another endpoint from the next poll on (after a restart); the history stays."""
         with self._poll_lock:

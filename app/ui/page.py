@@ -8,6 +8,7 @@ import streamlit as st
 from app.traffic import TrafficForm
 from app.ui.layout import config_panel, header, lab_or_stop, model_picker
 from app.ui.live import live_view
+from app.ui.scenarios import scenario_panel
 from app.ui.traffic import traffic_panel
 
 
@@ -29,4 +30,5 @@ def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable
         panel(lab, model)
     st.subheader("Live")
     live_view(lab, model, key, per_class=per_class)
+    scenario_panel(lab, key)
     return lab, model

@@ -43,3 +43,16 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     verdicts = [t for t in texts(at.info) + texts(at.success) if "over 2 trials" in t]
     assert verdicts and verdicts[0].startswith("B ("), texts(at.info) + texts(at.success)
     assert any(d.label == "HTML report" for d in at.get("download_button")), "no report to download"
+
+
+def test_a_concept_page_runs_its_scenario_and_shows_the_verdict(lab, restore_model):
+    restore_model("stream_acc")
+    at = open_page("pages/sequence_batching.py")
+    assert any(h.value == "Try it: guided scenarios" for h in at.subheader)
+    at.button(key="scn:stateful:run").click().run()
+    ok(at)
+    assert lab.jobs.wait(180), "the scenario did not finish"
+    assert lab.jobs.state.error is None, lab.jobs.state.error
+    ok(at.run())
+    assert any(t.startswith("Last run: the claim held") for t in texts(at.success)), texts(at.success) + texts(at.error)
+    assert sum("✅" in m.value for m in at.markdown) == 3

@@ -1,0 +1,67 @@
+"""The guided scenarios a concept page offers: the claim, Run, progress with narration, the measured verdict."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.experiments.store import RUNNING
+from app.lab import Lab
+from app.scenarios.catalog import SCENARIOS
+from app.ui.access import can_operate
+
+
+def scenario_panel(lab: Lab, page: str) -> None:
+    """Offer the page's scenarios; each runs on the live server and ends with a verdict."""
+    offered = [s for s in SCENARIOS.values() if s.page == page]
+    if not offered:
+        return
+    st.subheader("Try it: guided scenarios")
+    for scenario in offered:
+        with st.expander(f"{scenario.title} ({scenario.source})"):
+            st.markdown(f"**Expected:** {scenario.expect}")
+            phases = scenario.phases(False)
+            st.caption("Phases: " + "; ".join(p.name for p in phases) + ". It takes over the traffic and the "
+                       "model's config, and serves the starting config again at the end.")
+            if can_operate():
+                c1, c2 = st.columns([1, 3])
+                full = c2.checkbox("Full length (slower, steadier)", key=f"scn:{scenario.name}:full")
+                if c1.button("Run", key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
+                    try:
+                        lab.jobs.start_scenario(scenario.name, full)
+                    except RuntimeError as exc:
+                        st.error(str(exc))
+            _progress(lab, scenario.name)
+            _last_verdict(lab, scenario)
+
+
+@st.fragment(run_every=1.0)
+def _progress(lab: Lab, name: str) -> None:
+    state = lab.jobs.state
+    if state is None or state.kind != "scenario" or not lab.jobs.running or state.progress is None:
+        return
+    study = lab.experiments.study(state.progress.study_id)
+    if study.definition.get("scenario") != name:
+        return
+    p = state.progress
+    st.progress(min(1.0, p.done / max(p.total, 1)), text=f"{p.current} ({p.done} of {p.total})")
+    if p.narration:
+        st.info(p.narration)
+    if p.log:
+        st.text("\n".join(p.log))
+
+
+def _last_verdict(lab: Lab, scenario) -> None:
+    runs = [s for s in lab.experiments.studies(kind="scenario", model=scenario.model)
+            if s.definition.get("scenario") == scenario.name and s.status != RUNNING]
+    if not runs:
+        return
+    last = runs[0]
+    checks = last.result.get("checks", [])
+    if last.status != "done" or not checks:
+        st.warning(f"Last run ({last.status}): {last.note or 'no verdict'}")
+        return
+    passed = all(c["ok"] for c in checks)
+    (st.success if passed else st.error)(
+        f"Last run: {'the claim held' if passed else 'the claim did not hold'} "
+        f"({'full length' if last.definition.get('full') else 'shortened phases'})")
+    for c in checks:
+        st.markdown(f"{'✅' if c['ok'] else '❌'} {c['claim']}: {c['measured']} (held to {c['margin']})")
