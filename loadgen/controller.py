@@ -175,10 +175,21 @@ class LoadController:
 
         model: only runs that sent to it. Each row says its `seconds` and `span` (epoch) covered.
         """
-        runs = self._runs()
+        merged, seconds, first, last = self.buckets(t0, t1, model)
+        if first is None:
+            return {}
+        out = window_rows(merged, seconds, include_held)
+        for row in out.values():
+            row["span"] = (first, last)
+        return out
+
+    def buckets(self, t0: float, t1: float, model: str | None = None) -> tuple[dict[str, Bucket], int, float | None,
+                                                                              float | None]:
+        """Return (per-class buckets merged over the whole seconds inside [t0, t1), how many seconds, the first
+        second's start, the last one's end) across the kept runs (model: only runs that sent to it)."""
         merged: dict[str, Bucket] = {}
         seconds, first, last = 0, None, None
-        for run, stats, spec in runs:
+        for run, stats, spec in self._runs():
             if run.t0_epoch is None or (model is not None and model not in spec.targets()):
                 continue
             buckets, n = stats.buckets(t0 - run.t0_epoch, t1 - run.t0_epoch)
@@ -190,13 +201,8 @@ class LoadController:
             seconds += n
             first = start if first is None else min(first, start)
             last = start + n if last is None else max(last, start + n)
-        if first is None:
-            return {}
         seconds = min(seconds, max(1, math.floor(t1 - t0)))  # runs that touch share at most their seam second
-        out = window_rows(merged, seconds, include_held)
-        for row in out.values():
-            row["span"] = (first, last)
-        return out
+        return merged, seconds, first, last
 
     def _runs(self) -> list[tuple]:
         """Return (run, stats, spec) of every kept run, oldest first, the current one last."""

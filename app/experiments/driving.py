@@ -106,15 +106,21 @@ class StudyDriver:
         meter.discard_before(edge.t)
         windows, end = [], edge.t + seconds
         while edge.t < end - 0.05:
-            meter.wait_until(min(edge.t + 1.0, end), self.cancel)
-            if self.cancel.is_set():
-                raise Cancelled
-            nxt = meter.edge()
-            windows.append(meter.window(edge, nxt))
-            edge = nxt
-            self.check_undisturbed()
+            window, edge = self.next_window(meter, edge, min(edge.t + 1.0, end))
+            windows.append(window)
         self.lab.stop_traffic(f"traffic stop: {what} measured")
         return windows
+
+    def next_window(self, meter: Meter, edge, until: float) -> tuple[Window, object]:
+        """Return the window from edge to a new edge at clock time until, and that edge; stop on Cancel or a
+        disturbance."""
+        meter.wait_until(until, self.cancel)
+        if self.cancel.is_set():
+            raise Cancelled
+        nxt = meter.edge()
+        window = meter.window(edge, nxt)
+        self.check_undisturbed()
+        return window, nxt
 
     def check_undisturbed(self) -> None:
         """Raise Interrupted when someone else changed the config, the server restarted or the traffic stopped."""

@@ -316,13 +316,8 @@ class _Sweeper(StudyDriver):
         windows: list[Window] = []
         settled, change = False, math.inf
         while True:
-            meter.wait_until(edge.t + self.options.window_s, self.cancel)
-            if self.cancel.is_set():
-                raise Cancelled
-            nxt = meter.edge()
-            windows.append(meter.window(edge, nxt))
-            edge = nxt
-            self.check_undisturbed()
+            window, edge = self.next_window(meter, edge, edge.t + self.options.window_s)
+            windows.append(window)
             settled, change = steady(windows, self.options.tolerance, self.options.min_samples)
             if settled or len(windows) >= self.options.max_windows:
                 break
