@@ -119,10 +119,19 @@ def percentiles_ms(samples: Samples | Histogram) -> dict:
     return {f"p{q}_ms": v * 1000.0 for q, v in zip(QUANTILES, samples.quantiles_s())}
 
 
+def slas_of(spec: LoadSpec) -> dict[str, float]:
+    """Return each class's and sequence group's SLA in seconds."""
+    return {c.name: c.sla_ms / 1000.0 for c in spec.classes} | {s.name: s.sla_ms / 1000.0 for s in spec.sequences}
+
+
+def is_good(r: Record, slas_s: dict[str, float]) -> bool:
+    """Return True for goodput: answered right, within its class's SLA counted from its slot (lateness included)."""
+    return r.outcome is Outcome.OK and r.latency_s + r.lateness_s <= slas_s.get(r.cls, math.inf)
+
+
 def stats_for(spec: LoadSpec, held: Held | None = None) -> WindowedStats:
     """Return statistics that know the spec's SLAs and warm-up (and, optionally, when reloads held requests)."""
-    slas = {c.name: c.sla_ms / 1000.0 for c in spec.classes} | {s.name: s.sla_ms / 1000.0 for s in spec.sequences}
-    return WindowedStats(slas, spec.warmup_s, held=held)
+    return WindowedStats(slas_of(spec), spec.warmup_s, held=held)
 
 
 class WindowedStats:
@@ -160,8 +169,7 @@ class WindowedStats:
     def _add(self, r: Record) -> None:
         done = r.sent_s + r.latency_s
         self.end_s = max(self.end_s, done)
-        # Goodput: answered right, within the SLA counted from the request's slot (lateness included).
-        good = r.outcome is Outcome.OK and r.latency_s + r.lateness_s <= self.slas_s.get(r.cls, math.inf)
+        good = is_good(r, self.slas_s)
         held = self.held is not None and self.held(r.model, self.t0_epoch + r.sent_s, self.t0_epoch + done)
         self.seconds[int(r.sent_s)][r.cls].count_sent(r)
         self.seconds[int(done)][r.cls].count_end(r, good, held)

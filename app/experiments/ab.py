@@ -16,16 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.config.errors import ConfigError
-from app.config.model_config import copy_config, parse_config
+from app.config.model_config import parse_config
 from app.experiments.confidence import Difference, paired
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
-from app.experiments.meter import Meter, ServerGone, merged
+from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.metrics.catalog import label as metric_label
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
-from loadgen.stats import ALL
+from loadgen.stats import ALL, slas_of
 
 CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected")
 SERVER_KEYS = ("queue_share", "queue_us", "compute_us", "avg_batch", "fail_rps")
@@ -211,9 +211,7 @@ class _Trials(StudyDriver):
 
     def run(self) -> None:
         self.lab.stop_traffic("traffic stopped: an A/B comparison takes over")
-        slas = {c.name: c.sla_ms / 1000 for c in self.spec.classes} | {s.name: s.sla_ms / 1000
-                                                                      for s in self.spec.sequences}
-        with Meter(self.lab.load, self.lab.endpoint, self.plan.model, slas) as meter:
+        with Meter(self.lab.load, self.lab.endpoint, self.plan.model, slas_of(self.spec)) as meter:
             for trial in range(self.plan.trials):
                 for arm in self.plan.order(trial):
                     if trial in self.trials.get(arm.name, {}):
@@ -244,23 +242,11 @@ class _Trials(StudyDriver):
         self.report()
 
     def _serve(self, arm: Arm) -> None:
-        model = self.plan.model
-        wanted = parse_config(arm.config_text)
-        if parse_config(self.lab.config.current_text(model)) == _named(wanted, model):
-            return
         try:
-            self.reload(wanted, f"A/B: {arm.name}")
+            self.serve(parse_config(arm.config_text), f"A/B: {arm.name}")
         except ConfigError as exc:
-            if not self.lab.status().up:
-                raise ServerGone(f"the server stopped answering while applying {arm.name}") from exc
             raise Interrupted(f"{arm.name} could not be applied: {exc}") from exc
 
     def report(self, final: bool = False) -> None:
         self.publish(self.state, self.ran, final)
 
-
-def _named(config, model: str):
-    """Return config with the model's name set (a config pasted without a name compares equal)."""
-    new = copy_config(config)
-    new.name = model
-    return new

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.config.model_config import parse_config
+from app.config.errors import ConfigError
+from app.config.model_config import copy_config, parse_config
 from app.experiments.meter import Meter, ServerGone, Window
 from app.experiments.store import CANCELLED, DONE, INTERRUPTED
 
@@ -79,6 +80,20 @@ class StudyDriver:
             state.current = ""
         if self.progress_fn is not None:
             self.progress_fn(state)
+
+    def serve(self, config, text: str) -> None:
+        """Make config serve (a hot reload unless it already does); ServerGone when the server died meanwhile,
+        ConfigError when it was refused or rolled back."""
+        wanted = copy_config(config)
+        wanted.name = self.model  # a config pasted without a name is the same config
+        if parse_config(self.lab.config.current_text(self.model)) == wanted:
+            return
+        try:
+            self.reload(wanted, text)
+        except ConfigError as exc:
+            if not self.lab.status().up:
+                raise ServerGone(f"the server stopped answering during '{text}'") from exc
+            raise
 
     def reload(self, config, text: str) -> None:
         """Hot-reload config through the lab (validated, verified, marked) as this study's own change."""

@@ -18,9 +18,8 @@ from app.metrics.deltas import counter_deltas
 from app.metrics.scrape import ModelValues, fetch_text, parse_metrics
 from app.metrics.stats import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
 from app.metrics.window import CounterDelta, server_figures
-from loadgen.outcome import Outcome
 from loadgen.records import Record
-from loadgen.stats import ALL, Bucket, window_rows
+from loadgen.stats import ALL, Bucket, is_good, window_rows
 
 FLUSH_LAG_S = 0.12  # the generator hands records over every 50 ms: wait this long past an edge
 
@@ -159,8 +158,7 @@ class Meter:
                 if earlier is not None:
                     earlier.buckets.setdefault(r.cls, Bucket()).count_sent(r)
             if start.t <= done < end.t:
-                good = r.outcome is Outcome.OK and r.latency_s + r.lateness_s <= self.slas_s.get(r.cls, math.inf)
-                buckets.setdefault(r.cls, Bucket()).count_end(r, good)
+                buckets.setdefault(r.cls, Bucket()).count_end(r, is_good(r, self.slas_s))
         window = Window(start.t, end.t, buckets, CounterDelta(end.t - start.t, counters, failures), batches, reset)
         self._windows.append(window)
         return window

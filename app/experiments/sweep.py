@@ -27,13 +27,13 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.environment import environment
 from app.experiments.driving import Cancelled, Progress, StudyDriver
-from app.experiments.meter import Meter, ServerGone, Window, merged, steady
+from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
-from loadgen.stats import ALL
+from loadgen.stats import ALL, slas_of
 
 DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
 BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
@@ -228,7 +228,8 @@ class _Sweeper(StudyDriver):
     def run(self) -> None:
         choices = self.space.choices()
         self.lab.stop_traffic("traffic stopped: a sweep takes over")
-        self.meter = Meter(self.lab.load, self.lab.endpoint, self.model, {"default": self.space.p99_budget_ms / 1000})
+        self.meter = Meter(self.lab.load, self.lab.endpoint, self.model,
+                           slas_of(traffic_spec(self.space, self.space.loads[0], self.options.seed)))
         try:
             for i, choice in enumerate(choices):
                 self.remaining_configs = len(choices) - i - 1
@@ -355,16 +356,9 @@ class _Sweeper(StudyDriver):
 
     def _serve(self, choice: Choice, load: float) -> Point | None:
         """Hot-reload the choice; return a failed point (stored) when it cannot be applied."""
-        config = choice.config(self.base)
-        current = parse_config(self.lab.config.current_text(self.model))
-        if current == config:
-            self.serving = choice
-            return None
         try:
-            self.reload(config, f"sweep: {choice.label}")
+            self.serve(choice.config(self.base), f"sweep: {choice.label}")
         except ConfigError as exc:
-            if not self.lab.status().up:
-                raise ServerGone(f"the server stopped answering while applying {choice.label}") from exc
             self.failed.add(choice.key)
             point = Point(choice, load, FAILED, note=f"could not be applied: {exc}")
             self._log(f"{choice.label}: {point.note}")

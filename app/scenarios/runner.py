@@ -10,11 +10,11 @@ from app.config.errors import ConfigError
 from app.config.model_config import format_config, parse_config
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
-from app.experiments.meter import Meter, ServerGone, merged
+from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.scenarios.base import Check, Figures, Phase, Scenario
 from loadgen.specfile import spec_to_dict
-from loadgen.stats import ALL
+from loadgen.stats import ALL, slas_of
 
 
 @dataclass
@@ -76,8 +76,7 @@ class _Phases(StudyDriver):
         self.lab.stop_traffic(f"traffic stopped: scenario {self.scenario.name} takes over")
         slas = {}
         for phase in self.phases:
-            slas |= {c.name: c.sla_ms / 1000 for c in phase.traffic.classes}
-            slas |= {s.name: s.sla_ms / 1000 for s in phase.traffic.sequences}
+            slas |= slas_of(phase.traffic)
         with Meter(self.lab.load, self.lab.endpoint, self.model, slas) as meter:
             for phase in self.phases:
                 if self.cancel.is_set():
@@ -88,13 +87,10 @@ class _Phases(StudyDriver):
         self.state.current, self.state.narration = phase.name, phase.narration
         self.report()
         config = phase.config(self.base)
-        if parse_config(self.lab.config.current_text(self.model)) != config:
-            try:
-                self.reload(config, f"scenario {self.scenario.name}: {phase.name}")
-            except ConfigError as exc:
-                if not self.lab.status().up:
-                    raise ServerGone(f"the server stopped answering while applying {phase.name}") from exc
-                raise Interrupted(f"{phase.name} could not be applied: {exc}") from exc
+        try:
+            self.serve(config, f"scenario {self.scenario.name}: {phase.name}")
+        except ConfigError as exc:
+            raise Interrupted(f"{phase.name} could not be applied: {exc}") from exc
         windows = self.run_fixed(meter, phase.traffic, phase.warmup_s, phase.seconds, f"scenario phase {phase.name}")
         whole = merged(windows)
         figures = whole.figures()
