@@ -4,6 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KIND_PARAMETER = "model_kind"  # config parameter: stateless | stateful | autoregressive
+BATCHING_PARAMETER = "batching"  # an autoregressive model's own batching (token_sim): inflight | request
+OWN_BATCHING = {  # an autoregressive model without Triton's dynamic batching, by its batching parameter
+    "inflight": (True, ("right: in-flight batching inside the model: finished sequences leave and new ones join "
+                        "at every step")),
+    "request": (True, ("works, but every generation runs alone — in-flight batching in the model would add "
+                       "throughput")),
+}
 
 
 @dataclass(frozen=True)
@@ -48,4 +55,7 @@ def check(name: str, config) -> Fit:
         ("autoregressive", "dynamic"): (False, "misuse: requests finish at different decode steps; use in-flight batching in the backend"),
     }
     ok, verdict = verdicts.get((kind, batching), (batching != "dynamic", "in-flight batching belongs to the backend (TRT-LLM, vLLM)"))
+    own = config.parameters.get(BATCHING_PARAMETER)
+    if (kind, batching) == ("autoregressive", "none") and own is not None and own.string_value in OWN_BATCHING:
+        ok, verdict = OWN_BATCHING[own.string_value]
     return Fit(name, kind, batching, ok, verdict)

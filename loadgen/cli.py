@@ -41,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--max-attempts", type=int, default=3, help="attempts in all when retrying")
     run.add_argument("--shape", help="input dims without batch, e.g. 16 or 8,4 (-1 for the variable one)")
     run.add_argument("--lengths", help="variable length LOW:HIGH drawn uniformly for the -1 dim")
+    run.add_argument("--pad-to", help="pad each length up to the smallest of these buckets, e.g. 64,128,256")
     run.add_argument("--spin-us", type=float, help="open loop: busy-wait this long before each send (sharper timing)")
     run.add_argument("--seed", type=int)
     run.add_argument("--json", type=Path, help="write the JSON summary here")
@@ -93,7 +94,8 @@ def _class_from_args(args: argparse.Namespace) -> TrafficClass:
         dims = tuple(int(d) for d in args.shape.split(",")) if args.shape else None
         if args.lengths:
             low, high = (int(v) for v in args.lengths.split(":"))
-            fields["shape"] = ShapeSpec("uniform", dims=dims, low=low, high=high)
+            buckets = tuple(int(b) for b in args.pad_to.split(",")) if args.pad_to else ()
+            fields["shape"] = ShapeSpec("uniform", dims=dims, low=low, high=high, buckets=buckets)
         else:
             fields["shape"] = ShapeSpec(dims=dims)
     return TrafficClass(**fields)

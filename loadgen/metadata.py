@@ -35,6 +35,9 @@ def fetch_model(url: str, model: str, timeout_s: float = 5.0) -> ModelInfo:
     base = f"{url.rstrip('/')}/v2/models/{model}"
     meta, config = _get(base, timeout_s), _get(f"{base}/config", timeout_s)
     batch = int(config.get("max_batch_size", 0))
+    if config.get("model_transaction_policy", {}).get("decoupled"):
+        raise ModelUnavailable(f"{model} is decoupled: it streams its answers over generate_stream and cannot answer "
+                               "the infer requests this load generator sends; drive it with loadgen.stream")
 
     def tensors(items) -> tuple[TensorInfo, ...]:
         return tuple(

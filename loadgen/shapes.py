@@ -17,6 +17,7 @@ class ShapeSpec:
     high: int = 128  # uniform: longest length
     choices: tuple[int, ...] = ()  # choice: the lengths to pick from
     batch: int = 1  # rows per request (models with max_batch_size > 0)
+    buckets: tuple[int, ...] = ()  # pad each length up to the smallest of these that holds it
 
     def __post_init__(self):
         if self.kind not in ("fixed", "uniform", "choice"):
@@ -28,17 +29,31 @@ class ShapeSpec:
             raise ValueError(f"uniform shape needs 1 <= low <= high, got {self.low}..{self.high}")
         if self.kind == "choice" and not self.choices:
             raise ValueError("a choice shape needs choices: a list of lengths")
+        object.__setattr__(self, "buckets", tuple(sorted(int(b) for b in self.buckets)))
+        if self.buckets:
+            if self.kind == "fixed":
+                raise ValueError("buckets pad variable lengths: give a uniform or choice length too")
+            longest = self.high if self.kind == "uniform" else max(self.choices)
+            if self.buckets[0] < 1 or longest > self.buckets[-1]:
+                raise ValueError(f"buckets {list(self.buckets)} must be positive and hold the longest length "
+                                 f"({longest}); add a bucket of at least {longest}")
 
     def lengths(self) -> list[int]:
-        """Return the variable lengths to pre-encode, each equally likely (empty when fixed)."""
+        """Return the variable lengths to pre-encode, each equally likely (empty when fixed), padded to the
+        buckets when there are some (a padded length appears once per length it holds)."""
         if self.kind == "fixed":
             return []
         if self.kind == "choice":
-            return list(self.choices)
-        span = self.high - self.low + 1
-        if span <= MAX_VARIANTS:
-            return list(range(self.low, self.high + 1))
-        return [self.low + (span - 1) * i // (MAX_VARIANTS - 1) for i in range(MAX_VARIANTS)]
+            drawn = list(self.choices)
+        else:
+            span = self.high - self.low + 1
+            drawn = (list(range(self.low, self.high + 1)) if span <= MAX_VARIANTS
+                     else [self.low + (span - 1) * i // (MAX_VARIANTS - 1) for i in range(MAX_VARIANTS)])
+        return [self.padded(n) for n in drawn]
+
+    def padded(self, length: int) -> int:
+        """Return the length a request is sent with: the smallest bucket that holds it (itself without buckets)."""
+        return next((b for b in self.buckets if b >= length), length)
 
     def shapes(self, model_dims: tuple[int, ...]) -> list[tuple[int, ...]]:
         """Return the concrete input shapes (without batch) this spec produces for a model's dims."""

@@ -6,6 +6,7 @@ from app.fit import check
 from app.ui import concepts
 from app.ui.layout import header, lab_or_stop
 from app.ui.live import live_view
+from app.ui.scenarios import scenario_panel
 from app.ui.traffic import traffic_status
 
 lab = lab_or_stop()
@@ -23,9 +24,12 @@ for model in [m.name for m in lab.status().models if m.state == "READY"]:
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 st.markdown(
     "Try it: on **Sequence batching**, switch `stream_acc` to dynamic batching and watch `wrong_output` climb; "
-    "switch back (or Undo) and it stops. In-flight batching needs an LLM backend (TensorRT-LLM, vLLM) on a GPU "
-    "server; the embedded CPU server has none, so this lab shows it only as a concept."
+    "switch back (or Undo) and it stops. In-flight batching belongs to an LLM backend (TensorRT-LLM, vLLM) on a GPU "
+    "server; here `token_sim`, a decoupled Python model on the simulated device (a labelled cost model), does it "
+    "inside the model so it can be compared with request-level dynamic batching on the same server — run the "
+    "scenario below: the tokens stream over Triton's HTTP `generate_stream` endpoint."
 )
+scenario_panel(lab, "three")
 traffic_status(lab, lab.load.running)
 model = st.selectbox("Live view of", [r["model"] for r in rows] or ["gpu_sim"], key="three:model")
 live_view(lab, model, "three")

@@ -1,8 +1,10 @@
 """Small test-side helpers: a config reload by protobuf, a gpu_sim input, polling for a condition."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -69,3 +71,14 @@ def embedded_lab(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     shutil.copytree(MODEL_REPOSITORY, repo)
     return Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+
+
+def model_module(model: str):
+    """Import a model's 1/model.py outside Triton (its cost model is plain Python)."""
+    from app.paths import MODEL_REPOSITORY  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location(f"{model}_model", MODEL_REPOSITORY / model / "1/model.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

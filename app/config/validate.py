@@ -12,6 +12,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 from app.config.caps import ServerCaps
 from app.config.errors import ConfigValidationError, Problem
 from app.config.model_config import ModelConfig
+from app.fit import model_kind
 from app.server.repository import ModelNameError, model_dir
 
 
@@ -203,7 +204,8 @@ def _sequence(config: ModelConfig, limits: Limits) -> Iterator[Problem]:
 
 
 def _transaction(config: ModelConfig) -> Iterator[Problem]:
-    if config.model_transaction_policy.decoupled:
+    # An autoregressive model streams its tokens (generate_stream); everything else is driven by HTTP infer.
+    if config.model_transaction_policy.decoupled and model_kind(config) != "autoregressive":
         yield Problem("model_transaction_policy.decoupled", "is true: a decoupled model cannot answer the HTTP "
                       "infer requests the lab (and most clients) send; remove the transaction policy")
 

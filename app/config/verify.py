@@ -12,8 +12,10 @@ from app.config.model_config import ModelConfig
 from app.fit import check
 from app.server.endpoint import Endpoint
 from app.server.repository import ModelNameError, model_dir
+from loadgen.stream import generate_once
 
 STEPS = (3, 4, 5)  # the smoke sequence of a stateful model: expected running sums 3, 7, 12
+GENERATION_TOKENS = 3  # the smoke generation of a decoupled (autoregressive) model
 
 
 class SmokeFailure(Exception):
@@ -41,6 +43,8 @@ def verify(endpoint: Endpoint, model: str, config: ModelConfig, answer: str | No
     try:
         if not client.is_model_ready(model):
             raise SmokeFailure(f"{model} is not READY after the reload")
+        if config.model_transaction_policy.decoupled:
+            return _generation(endpoint, model, timeout_s)
         fits = check(model, config).ok
         if config.HasField("sequence_batching"):
             sums = _sequence(client, model, config)
@@ -107,6 +111,14 @@ def _sequence(client, model: str, config: ModelConfig) -> list[int]:
                               sequence_end=i == len(STEPS) - 1)
         sums.append(int(result.as_numpy(config.output[0].name).reshape(-1)[0]))
     return sums
+
+
+def _generation(endpoint: Endpoint, model: str, timeout_s: float) -> str:
+    """A decoupled model cannot answer HTTP infer: stream one short generation instead, complete and in order."""
+    record = generate_once(endpoint.http_url, model, GENERATION_TOKENS, timeout_s)
+    if not record.ok:
+        raise SmokeFailure(f"a {GENERATION_TOKENS}-token generation failed: {record.error}")
+    return f"READY; a {GENERATION_TOKENS}-token generation streamed {record.tokens} tokens"
 
 
 def _short(exc: BaseException) -> str:

@@ -126,6 +126,19 @@ class StudyDriver:
         self.lab.stop_traffic(f"traffic stop: {what} measured")
         return windows
 
+    def wait_idle(self, meter: Meter, limit_s: float = 30.0) -> float:
+        """Wait (at most limit_s) until the server has nothing pending — a backlog an earlier overload left
+        behind would otherwise be charged to what runs next; return how long it waited."""
+        started = time.time()
+        while time.time() < started + limit_s:
+            edge = meter.edge()
+            if not edge.values.pending:
+                break
+            meter.wait_until(edge.t + 0.25, self.cancel)
+            if self.cancel.is_set():
+                raise Cancelled
+        return time.time() - started if time.time() - started > 0.3 else 0.0
+
     def next_window(self, meter: Meter, edge, until: float) -> tuple[Window, object]:
         """Return the window from edge to a new edge at clock time until, and that edge; stop on Cancel or a
         disturbance."""
@@ -137,13 +150,14 @@ class StudyDriver:
         self.check_undisturbed()
         return window, nxt
 
-    def check_undisturbed(self) -> None:
-        """Raise Interrupted when someone else changed the config, the server restarted or the traffic stopped."""
+    def check_undisturbed(self, lab_traffic: bool = True) -> None:
+        """Raise Interrupted when someone else changed the config, the server restarted or (lab_traffic) the
+        lab's traffic stopped."""
         change = self.lab.markers.last_change(self.model)
         if change is not None and change.id != self.own_change and change.t > self.started_at:
             what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
             raise Interrupted(f"{what} during the {self.what}")
-        if not self.lab.load.running:
+        if lab_traffic and not self.lab.load.running:
             raise Interrupted(f"the {self.what}'s traffic was stopped")
 
     def conclude(self, body: Callable[[], None], base_text: str) -> tuple[str, str]:

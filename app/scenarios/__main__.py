@@ -48,8 +48,14 @@ def _run(scenario, full: bool, out: Path | None) -> int:
         lab = Lab.create(env)
         try:
             print(f"{scenario.title} — expected: {scenario.expect}", flush=True)
-            result = run_scenario(lab, scenario, full=full,
-                                  progress=lambda p: p.log and print(f"  {p.log[-1]}", flush=True) if p.done else None)
+            printed = [0]
+
+            def progress(p) -> None:  # print each log line once
+                for line in p.log[printed[0]:]:
+                    print(f"  {line}", flush=True)
+                printed[0] = len(p.log)
+
+            result = run_scenario(lab, scenario, full=full, progress=progress)
         finally:
             lab.close()
     for check in result.checks:

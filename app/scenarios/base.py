@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from app.config.model_config import ModelConfig
 from loadgen.spec import LoadSpec
+from loadgen.stream import StreamSpec
 from loadgen.stats import ALL
 
 
@@ -23,9 +24,12 @@ class Phase:
     name: str
     narration: str
     config: Callable[[ModelConfig], ModelConfig]
-    traffic: LoadSpec
+    traffic: LoadSpec | StreamSpec  # StreamSpec: streaming generations over generate_stream
     seconds: float = 4.0
     warmup_s: float = 1.0
+    diagnose: bool = False  # name the field guide's pattern of this phase with the diagnosis panel's rule
+    fix_of: tuple[str, str] | None = None  # (phase, pattern): serve that phase's config with the fix the
+    # diagnosis offered for the pattern there (config is then ignored)
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class Scenario:
     model: str
     expect: str  # the expected effect, stated before it runs
     phases: Callable[[bool], list[Phase]]  # full=False: shortened phases (CI), True: full length
-    judge: Callable[[dict[str, "Figures"]], list[Check]]
+    judge: Callable[[dict[str, Figures]], list[Check]]
     source: str = ""  # where the claim comes from (chapter or guide)
 
 
@@ -58,6 +62,8 @@ class Figures:
 
     client: dict = field(default_factory=dict)
     server: dict = field(default_factory=dict)
+    findings: list[dict] = field(default_factory=list)  # the diagnosis of the phase (Phase.diagnose)
+    note: str = ""  # why a phase has no figures (a fix that had nothing to fix)
 
     def c(self, key: str, cls: str = ALL):
         """Return a client figure of a class ('all' by default)."""
@@ -66,6 +72,11 @@ class Figures:
     def s(self, key: str):
         """Return a server figure."""
         return self.server.get(key)
+
+    @property
+    def patterns(self) -> list[str]:
+        """Return the patterns the diagnosis named, most actionable first."""
+        return [f["pattern"] for f in self.findings]
 
 
 def ratio_check(claim: str, a: float | None, b: float | None, at_least: float | None = None,
@@ -76,6 +87,13 @@ def ratio_check(claim: str, a: float | None, b: float | None, at_least: float | 
     r = a / b
     ok = (at_least is None or r >= at_least) and (at_most is None or r <= at_most)
     return Check(claim, f"{what} = {a:,.1f} / {b:,.1f} = {r:.2f}", _bound(at_least, at_most, why), ok)
+
+
+def named_check(claim: str, figures: Figures, pattern: str) -> Check:
+    """Return the check 'the diagnosis named this pattern' for a phase diagnosed by the panel's rule."""
+    found = figures.patterns
+    return Check(claim, f"the diagnosis named {', '.join(found) or 'nothing'}" + (f" — {figures.note}" if figures.note else ""),
+                 f"{pattern} among them", pattern in found)
 
 
 def _bound(at_least: float | None, at_most: float | None, why: str) -> str:

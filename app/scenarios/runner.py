@@ -6,15 +6,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.model_config import format_config, parse_config
+from app.config.read import settings_of
+from app.diagnosis import diagnose
+from app.diagnosis_window import window_from
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
+from app.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Figures, Phase, Scenario
+from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL, slas_of
+from loadgen.stream import StreamRunner, StreamSpec, stream_figures
 
 
 @dataclass
@@ -38,7 +45,8 @@ class ScenarioResult:
         return {"study_id": self.study_id, "scenario": self.name, "status": self.status, "note": self.note,
                 "passed": self.passed, "wall_s": self.wall_s,
                 "checks": [c.__dict__ for c in self.checks],
-                "phases": {k: {"client": f.client, "server": f.server} for k, f in self.figures.items()}}
+                "phases": {k: {"client": f.client, "server": f.server, "findings": f.findings, "note": f.note}
+                           for k, f in self.figures.items()}}
 
 
 def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,
@@ -70,13 +78,15 @@ class _Phases(StudyDriver):
         super().__init__(lab, scenario.model, study_id, cancel, progress)
         self.scenario, self.phases, self.base = scenario, phases, parse_config(base_text)
         self.figures: dict[str, Figures] = {}
+        self.served: dict[str, object] = {}  # each phase's config, for the fixes of later phases
         self.state = Progress(study_id, total=len(phases))
 
     def run(self) -> None:
         self.lab.stop_traffic(f"traffic stopped: scenario {self.scenario.name} takes over")
         slas = {}
         for phase in self.phases:
-            slas |= slas_of(phase.traffic)
+            if isinstance(phase.traffic, LoadSpec):
+                slas |= slas_of(phase.traffic)
         with Meter(self.lab.load, self.lab.endpoint, self.model, slas) as meter:
             for phase in self.phases:
                 if self.cancel.is_set():
@@ -86,26 +96,119 @@ class _Phases(StudyDriver):
     def _one(self, meter: Meter, phase: Phase) -> None:
         self.state.current, self.state.narration = phase.name, phase.narration
         self.report()
-        config = phase.config(self.base)
+        config, fix = self._config(phase)
+        if config is None:
+            self.figures[phase.name] = Figures(note=fix)
+            self.state.done += 1
+            self.state.log.append(f"{phase.name}: skipped — {fix}")
+            self.report()
+            return
+        if fix:
+            self.state.narration = f"{phase.narration} The diagnosis panel's one-click fix: {fix}."
+            self.report()
+        waited = self.wait_idle(meter)
+        if waited >= 1.0:
+            self.state.log.append(f"waited {waited:.1f} s for the previous phase's backlog to drain")
         try:
             self.serve(config, f"scenario {self.scenario.name}: {phase.name}")
         except ConfigError as exc:
             raise Interrupted(f"{phase.name} could not be applied: {exc}") from exc
-        windows = self.run_fixed(meter, phase.traffic, phase.warmup_s, phase.seconds, f"scenario phase {phase.name}")
+        if isinstance(phase.traffic, StreamSpec):
+            windows, client = self._stream(meter, phase)
+        else:
+            windows = self.run_fixed(meter, phase.traffic, phase.warmup_s, phase.seconds, f"scenario phase {phase.name}")
         whole = merged(windows)
         figures = whole.figures()
-        self.figures[phase.name] = Figures(figures["client"], figures["server"])
+        if isinstance(phase.traffic, StreamSpec):
+            figures["client"] = client
+        findings = self._diagnose(config, whole) if phase.diagnose else []
+        self.served[phase.name] = config
+        self.figures[phase.name] = Figures(figures["client"], figures["server"], findings)
         self.lab.experiments.add(Experiment(
             f"{self.scenario.title}: {phase.name}", self.model, format_config(config), whole.t0, whole.t1,
             spec_to_dict(phase.traffic), figures["client"], figures["server"], kind="phase", study_id=self.study_id,
             point=phase.name, seed=phase.traffic.seed, windows=[w.to_dict() for w in windows],
-            outcome={"narration": phase.narration}))
+            outcome={"narration": phase.narration, "diagnosed": phase.diagnose, "findings": findings, "fix": fix}))
         self.state.done += 1
-        row = figures["client"].get(ALL) or {}
-        self.state.log.append(f"{phase.name}: {row.get('throughput_rps') or 0:,.0f} req/s, p50 "
-                              f"{row.get('p50_ms') or float('nan'):,.1f} ms, p99 {row.get('p99_ms') or float('nan'):,.1f}"
-                              f" ms, batch {figures['server'].get('avg_batch') or float('nan'):.2f}")
+        self.state.log.append(_summary(phase, figures, findings))
         self.report()
+
+    def _stream(self, meter: Meter, phase: Phase) -> tuple[list, dict]:
+        """Stream generations for the phase: drop the warm-up, measure `seconds` (server side in 1 s windows with
+        exact edges; client side from the streams that ended inside); return the windows and the client row."""
+        runner = StreamRunner(phase.traffic, self.lab.endpoint.http_url).start()
+        try:
+            meter.wait_until(time.time() + phase.warmup_s, self.cancel)
+            edge, t0 = meter.edge(), runner.now_s()
+            windows, end = [], edge.t + phase.seconds
+            while edge.t < end - 0.05:
+                meter.wait_until(min(edge.t + 1.0, end), self.cancel)
+                if self.cancel.is_set():
+                    raise Cancelled
+                nxt = meter.edge()
+                windows.append(meter.window(edge, nxt))
+                edge = nxt
+                self.check_undisturbed(lab_traffic=False)
+            t1 = runner.now_s()
+        finally:
+            records = runner.stop()
+        row = stream_figures(records, t0, t1)
+        return windows, {ALL: {**row, "throughput_rps": row["requests_per_s"], "p50_ms": row["e2e_p50_ms"],
+                               "p99_ms": row["e2e_p99_ms"]}}
+
+    def _config(self, phase: Phase) -> tuple[object | None, str]:
+        """Return the phase's config and, for a fix phase, the fix in words; (None, why) when there is none."""
+        if phase.fix_of is None:
+            return phase.config(self.base), ""
+        source, pattern = phase.fix_of
+        finding = next((f for f in self.figures[source].findings if f["pattern"] == pattern), None)
+        if finding is None or not finding["knobs"]:
+            return None, f"the diagnosis of '{source}' offered no fix for pattern {pattern}"
+        sick = self.served[source]
+        return set_settings(sick, apply_knobs(settings_of(sick), finding["knobs"])), describe(finding["knobs"])
+
+    def _diagnose(self, config, whole) -> list[dict]:
+        """Return what the diagnosis panel says about the phase: the same figures and rule as on screen."""
+        figures = self.lab.measure(self.model, whole.t0, whole.t1, include_held=False)
+        return [{"pattern": f.pattern, "title": f.title, "evidence": f.evidence, "suggestion": f.suggestion,
+                 "knobs": f.knobs} for f in diagnose(window_from(figures, settings_of(config)))]
 
     def report(self, final: bool = False) -> None:
         self.publish(self.state, self.state.done, final)
+
+
+
+def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
+    """Return the log line of a measured phase."""
+    row, nan = figures["client"].get(ALL) or {}, float("nan")
+    if "tokens_per_s" in row:
+        return (f"{phase.name}: {row['tokens_per_s']:,.0f} tokens/s, first token p50 {row.get('ttft_p50_ms') or nan:,.1f}"
+                f" ms, end-to-end p99 {row.get('e2e_p99_ms') or nan:,.1f} ms, {row['failures']} failed")
+    line = (f"{phase.name}: {row.get('throughput_rps') or 0:,.0f} req/s, p50 {row.get('p50_ms') or nan:,.1f} ms, p99 "
+            f"{row.get('p99_ms') or nan:,.1f} ms, batch {figures['server'].get('avg_batch') or nan:.2f}")
+    return line + (f"; diagnosis: {', '.join(f['pattern'] for f in findings) or 'nothing'}" if phase.diagnose else "")
+
+
+def phase_table(runs: list[Experiment]) -> list[dict]:
+    """Return one row per phase (and per traffic class when there are several): what each phase measured."""
+    rows = []
+    for run in runs:
+        outcome, server = run.outcome or {}, run.server
+        classes = [c for c in run.client if c != ALL] if len(run.client) > 2 else [ALL]
+        for cls in classes:
+            row = run.client.get(cls) or {}
+            rows.append({"phase": run.point, **({"class": cls} if cls != ALL else {}),
+                         "throughput (req/s)": row.get("throughput_rps"), "goodput (req/s)": row.get("goodput_rps"),
+                         "p50 (ms)": row.get("p50_ms"), "p99 (ms)": row.get("p99_ms"),
+                         **({"tokens/s": row["tokens_per_s"], "TTFT p50 (ms)": row.get("ttft_p50_ms"),
+                             "TTFT p99 (ms)": row.get("ttft_p99_ms")} if "tokens_per_s" in row else {}),
+                         "avg batch": server.get("avg_batch"), "queue (ms)": _ms(server.get("queue_us")),
+                         "compute (ms)": _ms(server.get("compute_us")),
+                         **({"diagnosis": ", ".join(f["pattern"] for f in outcome["findings"]) or "nothing"}
+                            if outcome.get("diagnosed") else {}),
+                         **({"fix applied": outcome["fix"]} if outcome.get("fix") else {})})
+    return rows
+
+
+def _ms(us: float | None) -> float | None:
+    return None if us is None else us / 1000

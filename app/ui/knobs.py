@@ -15,6 +15,7 @@ COST_PARAMS = {
     "compute_us_batch1": "compute at batch 1 (µs)",
     "compute_batch_exponent": "compute growth exponent (1 = linear)",
     "compute_saturation_batch": "saturation batch (linear beyond)",
+    "compute_overflow_exponent": "growth past saturation (1 = linear; above 1: pattern C)",
 }
 
 

@@ -31,3 +31,20 @@ def test_stateless_model_under_sequence_batching_is_wasteful():
     config.sequence_batching.max_sequence_idle_microseconds = 1000
     fit = check("gpu_sim", config)
     assert not fit.ok and "wasteful" in fit.verdict
+
+
+def test_autoregressive_model_in_flight_inside_the_model_is_right():
+    fit = check("token_sim", _config("token_sim"))
+    assert (fit.kind, fit.batching, fit.ok) == ("autoregressive", "none", True)
+    assert "finished sequences leave and new ones join" in fit.verdict
+
+
+def test_autoregressive_model_under_dynamic_batching_is_misuse():
+    config = _config("token_sim")
+    config.parameters["batching"].string_value = "request"
+    config.dynamic_batching.max_queue_delay_microseconds = 2000
+    fit = check("token_sim", config)
+    assert not fit.ok and "misuse" in fit.verdict
+    config.ClearField("dynamic_batching")  # request mode without a batcher: each generation alone
+    fit = check("token_sim", config)
+    assert fit.ok and "runs alone" in fit.verdict

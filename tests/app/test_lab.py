@@ -13,7 +13,7 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
     try:
         assert lab.embedded and lab.endpoint.http_url.startswith("http://127.0.0.1:")
         status = lab.status()
-        assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc"}
+        assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc", "token_sim"}
         before = lab.endpoint
         pgid = lab.server.proc.pid
         wait_until(lambda: len(lab.metrics.snapshot("gpu_sim", window_s=60).timeline) >= 2, 30, "two polls")

@@ -45,6 +45,16 @@ def test_apply_reloads_persists_and_records(service, triton, restore_model):
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_apply_to_a_decoupled_model_smoke_checks_one_generation(service, restore_model):
+    restore_model("token_sim")
+    new = copy_config(service.current("token_sim"))
+    new.parameters["batching"].string_value = "request"  # request-level batching: the dynamic batcher's batch
+    new.dynamic_batching.max_queue_delay_microseconds = 1000
+    result = service.apply("token_sim", new, note="request-level batching")
+    assert result.verified == "READY; a 3-token generation streamed 3 tokens"
+    assert dynamic_batching_of(service.live("token_sim")).max_queue_delay_microseconds == 1000
+
+
 def test_preview_diff_shows_only_the_change(service, restore_model):
     current = service.current("gpu_sim")
     assert service.preview_diff("gpu_sim", current) == ""

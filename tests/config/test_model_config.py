@@ -14,7 +14,7 @@ from tests.config.conftest import SHIPPED, pristine, shipped_id
 
 
 def test_every_shipped_config_is_found():
-    assert len(SHIPPED) == 6
+    assert len(SHIPPED) == 8
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=shipped_id)

@@ -114,6 +114,14 @@ def test_gpu_variants_need_a_gpu(path, caps):
     validate(read_config(path), ServerCaps.of_repository(MODEL_REPOSITORY, gpu_count=1))
 
 
+def test_decoupled_is_for_autoregressive_models_only(caps):
+    tokens = pristine("token_sim")
+    validate(tokens, caps)  # it streams its tokens over generate_stream
+    tokens.parameters["model_kind"].string_value = "stateless"
+    found = [p for p in problems(tokens, caps) if p.field == "model_transaction_policy.decoupled"]
+    assert found and "cannot answer the HTTP infer requests" in found[0].message
+
+
 def test_all_problems_are_collected_in_one_error(caps):
     config = set_instance_group(_db(preferred_batch_sizes=(64,), max_queue_delay_microseconds=20_000_000),
                                 InstanceGroup(100, Kind.GPU))

@@ -90,6 +90,14 @@ def test_a_failed_run_reports_its_error(triton):
     assert not snap.running and "no_such_model" in snap.error
 
 
+def test_a_decoupled_model_is_refused_with_a_pointer_to_the_streaming_client(triton):
+    ctl = LoadController(triton.url)
+    ctl.start(LoadSpec(model="token_sim", duration_s=1))
+    assert ctl.wait(10), "the run against a decoupled model hung"
+    snap = ctl.snapshot()
+    assert not snap.running and "token_sim is decoupled" in snap.error and "loadgen.stream" in snap.error
+
+
 def test_snapshot_before_any_run():
     snap = LoadController("http://127.0.0.1:9").snapshot()
     assert not snap.running and snap.spec is None and snap.timeline == []

@@ -75,6 +75,17 @@ def test_shapes_fill_the_variable_dimension():
         ShapeSpec().shapes((-1,))
 
 
+def test_buckets_pad_each_length_up_to_the_smallest_bucket_that_holds_it():
+    shape = ShapeSpec("uniform", dims=(-1,), low=1, high=8, buckets=(8, 4))
+    assert shape.lengths() == [4, 4, 4, 4, 8, 8, 8, 8]  # each padded length as often as the lengths it holds
+    assert sorted(set(shape.shapes((-1,)))) == [(4,), (8,)]
+    assert ShapeSpec("choice", choices=(3, 9), buckets=(16,)).lengths() == [16, 16]
+    with pytest.raises(ValueError, match="hold the longest length"):
+        ShapeSpec("uniform", low=1, high=300, buckets=(64, 256))
+    with pytest.raises(ValueError, match="uniform or choice"):
+        ShapeSpec(buckets=(64,))
+
+
 def test_sequence_lengths_follow_their_distribution():
     rng = Random(0)
     assert LengthSpec("fixed", n=7).sample(rng) == 7

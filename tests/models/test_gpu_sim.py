@@ -1,30 +1,19 @@
 """The simulated-GPU model: its cost model, and the instance and batching gains on the real server."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 
 import pytest
 
 from app.metrics.deltas import model_row
 from app.metrics.scrape import fetch_text, parse_metrics
-from app.paths import MODEL_REPOSITORY
 from loadgen.spec import LoadSpec, Mode
-from tests.helpers import read_config, reload
+from tests.helpers import model_module, read_config, reload
 from tests.loadgen.serverkit import run_load
 
 
-def _cost_module():
-    spec = importlib.util.spec_from_file_location("gpu_sim_model", MODEL_REPOSITORY / "gpu_sim/1/model.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_cost_model_reads_config_parameters():
-    cost = _cost_module().CostModel.from_parameters(
+    cost = model_module("gpu_sim").CostModel.from_parameters(
         {"compute_us_batch1": {"string_value": "1000"}, "compute_batch_exponent": {"string_value": "0.5"}}
     )
     assert cost.compute_us(1) == pytest.approx(1000)
@@ -33,9 +22,16 @@ def test_cost_model_reads_config_parameters():
 
 
 def test_compute_is_linear_past_saturation():
-    cost = _cost_module().CostModel(compute_us_batch1=1000, compute_batch_exponent=0.5, compute_saturation_batch=16)
+    cost = model_module("gpu_sim").CostModel(compute_us_batch1=1000, compute_batch_exponent=0.5, compute_saturation_batch=16)
     assert cost.compute_us(32) == pytest.approx(2 * cost.compute_us(16))
     assert cost.compute_us(16) / 16 < cost.compute_us(1)  # per-item cost falls with batching
+
+
+def test_an_overflow_exponent_makes_batches_past_saturation_slower_per_item():
+    cost = model_module("gpu_sim").CostModel(compute_us_batch1=1000, compute_batch_exponent=0.5, compute_saturation_batch=4,
+                                    compute_overflow_exponent=2.0)
+    assert cost.compute_us(8) == pytest.approx(4 * cost.compute_us(4))  # twice the batch, four times the time
+    assert cost.compute_us(8) / 8 > cost.compute_us(4) / 4
 
 
 # Margins: bench/gpu_sim_effects.py measured each ratio 3 times quiet and 3 times beside `stress-ng --cpu 1`

@@ -10,14 +10,16 @@ import pytest
 
 from app.config.model_config import parse_config
 from app.paths import ROOT
-from app.scenarios.catalog import SCENARIOS
-from app.scenarios.runner import run_scenario
+from app.experiments.store import Experiment
+from app.scenarios.base import Figures
+from app.scenarios.catalog import SCENARIOS, operating_point
+from app.scenarios.runner import phase_table, run_scenario
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_the_scenario_reproduces_its_claim(name, gpu_sim_lab, restore_model):
-    restore_model("stream_acc")
     scenario = SCENARIOS[name]
+    restore_model(scenario.model)
     before = parse_config(gpu_sim_lab.config.current_text(scenario.model))
     result = run_scenario(gpu_sim_lab, scenario)
     for check in result.checks:
@@ -47,3 +49,24 @@ def test_the_cli_lists_them_and_runs_one_headless_with_json(triton, restore_mode
     data = json.loads(out.read_text())
     assert data["passed"] and data["scenario"] == "stateful" and len(data["phases"]) == 3
     assert data["phases"]["dynamic batching"]["client"]["sequences"]["wrong_output"] > 0
+
+
+def test_the_operating_point_follows_the_chapters_worked_example():
+    # 5.12: instances 2/4/8 gave (1000/s, 20 ms), (1800/s, 28 ms), (1900/s, 55 ms); with p99 < 30 ms the answer is 4.
+    figures = {f"{n} instances": Figures({"all": {"throughput_rps": rps, "p99_ms": p99}})
+               for n, rps, p99 in ((2, 1000, 20), (4, 1800, 28), (8, 1900, 55))}
+    assert operating_point(figures, 30.0) == "4 instances"
+    assert operating_point(figures, 60.0) == "8 instances"
+    assert operating_point(figures, 10.0) is None
+
+
+def test_a_phase_table_row_per_phase_and_class_with_the_diagnosis_where_there_was_one():
+    one_class = Experiment("a", "gpu_sim", "", client={"all": {"throughput_rps": 10.0, "p99_ms": 5.0}},
+                           server={"avg_batch": 2.0, "queue_us": 1500.0}, point="A: sick",
+                           outcome={"diagnosed": True, "findings": [{"pattern": "A"}], "fix": ""})
+    two_classes = Experiment("b", "gpu_sim", "", client={"all": {}, "interactive": {"p99_ms": 1.0},
+                                                          "batch": {"p99_ms": 9.0}}, point="mixed", outcome={})
+    rows = phase_table([one_class, two_classes])
+    assert [(r["phase"], r.get("class")) for r in rows] == [("A: sick", None), ("mixed", "interactive"),
+                                                            ("mixed", "batch")]
+    assert rows[0]["diagnosis"] == "A" and rows[0]["queue (ms)"] == 1.5 and "diagnosis" not in rows[1]

@@ -28,7 +28,8 @@ def test_fixture_server_is_ready_and_bound_to_loopback(triton):
 def test_status_lists_every_shipped_model_ready(triton):
     status = fetch_status(triton.endpoint)
     assert status.up and status.ready and status.version == "2.51.0"
-    assert {m.name: m.state for m in status.models} == {"gpu_sim": "READY", "mlp": "READY", "stream_acc": "READY"}
+    assert {m.name: m.state for m in status.models} == {
+        "gpu_sim": "READY", "mlp": "READY", "stream_acc": "READY", "token_sim": "READY"}
 
 
 def test_status_of_a_dead_server_is_reported_not_raised():
@@ -89,7 +90,7 @@ def test_cli_serves_every_model_until_interrupted(tmp_path):
         assert f"http://127.0.0.1:{http_port}" in text, text
         with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v2/health/ready") as resp:
             assert resp.status == 200
-        for model in ("gpu_sim", "mlp", "stream_acc"):
+        for model in ("gpu_sim", "mlp", "stream_acc", "token_sim"):
             with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/v2/models/{model}/ready") as resp:
                 assert resp.status == 200
         proc.send_signal(signal.SIGINT)

@@ -31,7 +31,7 @@ def test_bad_triton_url_is_a_clear_error():
 
 
 def test_shipped_models():
-    assert model_names(MODEL_REPOSITORY) == ["gpu_sim", "mlp", "stream_acc"]
+    assert model_names(MODEL_REPOSITORY) == ["gpu_sim", "mlp", "stream_acc", "token_sim"]
 
 
 @pytest.mark.parametrize("name", ["../etc", "a/b", "", "..", "nope"])

@@ -2,7 +2,8 @@
 
 An execution costs a fixed launch overhead, host-to-device and device-to-host copies
 proportional to bytes, and compute that grows sub-linearly with batch size up to a
-saturation batch, linearly beyond. Compute phases of all instances take turns on one
+saturation batch, linearly beyond (or faster, with an overflow exponent above 1: a batch
+that no longer fits the caches or memory bandwidth, the field guide's pattern C). Compute phases of all instances take turns on one
 device lock (time-slicing); launches and copies overlap other instances' compute. The
 model sleeps instead of burning CPU, so it behaves the same on a 2-core machine.
 """
@@ -24,6 +25,7 @@ DEFAULTS = {
     "compute_us_batch1": 3000.0,
     "compute_batch_exponent": 0.35,
     "compute_saturation_batch": 16.0,
+    "compute_overflow_exponent": 1.0,
 }
 
 
@@ -36,6 +38,7 @@ class CostModel:
     compute_us_batch1: float = DEFAULTS["compute_us_batch1"]
     compute_batch_exponent: float = DEFAULTS["compute_batch_exponent"]
     compute_saturation_batch: float = DEFAULTS["compute_saturation_batch"]
+    compute_overflow_exponent: float = DEFAULTS["compute_overflow_exponent"]
 
     @classmethod
     def from_parameters(cls, parameters: dict) -> "CostModel":
@@ -56,7 +59,7 @@ class CostModel:
         sat = max(1.0, self.compute_saturation_batch)
         if batch <= sat:
             return self.compute_us_batch1 * batch ** self.compute_batch_exponent
-        return self.compute_us_batch1 * sat ** self.compute_batch_exponent * batch / sat
+        return self.compute_us_batch1 * sat ** self.compute_batch_exponent * (batch / sat) ** self.compute_overflow_exponent
 
 
 class SharedDevice:
