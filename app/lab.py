@@ -17,6 +17,7 @@ from app.figures import WindowFigures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.paths import MODEL_REPOSITORY, state_dir
+from app.server.docker_server import DockerOptions, DockerServer
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, remote_endpoint
 from app.server.status import ServerStatus, fetch_status
@@ -32,33 +33,42 @@ class Lab:
 
     def __init__(self, endpoint: Endpoint, repo: Path | None, *, config: ConfigService, metrics: MetricsPoller,
                  load: LoadController, markers: MarkerLog, experiments: ExperimentStore,
-                 server: EmbeddedServer | None = None, keeper: TimelineKeeper | None = None) -> None:
+                 server: EmbeddedServer | DockerServer | None = None, keeper: TimelineKeeper | None = None) -> None:
         self.endpoint, self.repo, self.server = endpoint, repo, server
         self.config, self.metrics, self.load = config, metrics, load
         self.markers, self.experiments = markers, experiments
         self.keeper = keeper  # the history on disk: restored at create, saved every 10 s
         self.jobs = Jobs(self)  # the one sweep or A/B comparison running in the background
+        self.gpu_memory: dict[str, dict[int, float]] = {}  # model -> instance count -> GPU memory used (bytes)
         self._lock = threading.RLock()
 
     @classmethod
     def create(cls, environ: dict | None = None) -> "Lab":
-        """Use TRITON_URL's server when set, else start the embedded one; build and wire every part."""
+        """Use TRITON_URL's server when set, else start one: the embedded server, or a Triton container with
+        TBL_SERVER=docker; build and wire every part."""
         env = os.environ if environ is None else environ
         endpoint = remote_endpoint(env)
         server = None
         config_name = None
+        backend = env.get("TBL_SERVER", "embedded").strip() or "embedded"
+        if backend not in ("embedded", "docker"):
+            raise ValueError(f"TBL_SERVER must be embedded or docker, got {backend!r}")
         if endpoint is not None:
             repo = Path(env["TRITON_MODEL_REPOSITORY"]) if env.get("TRITON_MODEL_REPOSITORY") else None
             config_name = env.get("TRITON_MODEL_CONFIG_NAME") or None
         else:
             repo = Path(env.get("TBL_MODEL_REPOSITORY", MODEL_REPOSITORY))
-            server = EmbeddedServer(ServerOptions(model_repository=repo))
+            if backend == "docker":
+                options = DockerOptions.from_env(env, repo)
+                server, config_name = DockerServer(options), options.config_name
+            else:
+                server = EmbeddedServer(ServerOptions(model_repository=repo))
             endpoint = server.start()
         markers = MarkerLog()
         metrics = MetricsPoller(endpoint)
         load = LoadController(endpoint.http_url, held=markers.held)
         store = state_dir() / "experiments.sqlite"
-        scope = f"embedded:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
+        scope = f"{server.kind}:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
         keeper = TimelineKeeper(TimelineStore(store, scope), metrics, load, markers)
         keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
         metrics.start()
@@ -71,8 +81,13 @@ class Lab:
 
     @property
     def embedded(self) -> bool:
-        """Return True when this lab started the server itself."""
+        """Return True when this lab started the server itself (embedded or in a container it owns)."""
         return self.server is not None
+
+    @property
+    def backend(self) -> str:
+        """Return how the server runs: embedded, docker or remote."""
+        return self.server.kind if self.server is not None else "remote"
 
     def status(self) -> ServerStatus:
         """Return what the server says about itself (up=False when it is down)."""

@@ -84,6 +84,11 @@ class MarkerLog:
             return any(m.band and m.model in (model, ALL_MODELS) and m.t <= done and (m.end is None or m.end >= sent)
                        for m in self._markers)
 
+    def reloading(self, model: str) -> bool:
+        """Return True while a reload or restart of the model (or the server) is under way."""
+        with self._lock:
+            return any(m.band and m.end is None and m.model in (model, ALL_MODELS) for m in self._markers)
+
     def last_change(self, model: str, kinds: tuple[str, ...] = ("apply", "undo", "restart")) -> Marker | None:
         """Return the newest config change (or restart) of a model."""
         with self._lock:

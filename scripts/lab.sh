@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up .venv from requirements.txt (only when it changed), then run the dashboard or the tests.
 #   scripts/lab.sh app    open the dashboard on the embedded tritonserver (127.0.0.1)
-#   scripts/lab.sh test   run the whole test suite (installs Debian chromium and prometheus when missing)
+#                         (TBL_SERVER=docker: on a Triton container; a Docker daemon is started when none answers)
+#   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
+#                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -22,6 +24,12 @@ ensure_test_packages() {
   local missing=()
   [ -x /usr/bin/chromium ] || missing+=(chromium)      # browser tests
   [ -x /usr/bin/prometheus ] || missing+=(prometheus)  # Prometheus as the metrics source
+  [ -x /usr/sbin/dockerd ] || missing+=(docker.io)     # the Docker server backend
+  install_packages "${missing[@]}"
+}
+
+install_packages() {
+  local missing=("$@")
   [ ${#missing[@]} = 0 ] && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing Debian ${missing[*]} for the tests..."
@@ -31,15 +39,45 @@ ensure_test_packages() {
   fi
 }
 
+DOCKERD_PID=""
+ensure_docker() {
+  # A daemon that answers is used as it is; else start Debian's dockerd the way these machines allow
+  # (no bridge, no iptables: containers use the host network on 127.0.0.1) and stop it on exit, by PID.
+  if .venv/bin/python -c "import docker; docker.from_env(timeout=5).ping()" 2>/dev/null; then return; fi
+  if [ ! -x /usr/sbin/dockerd ]; then
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && install_packages docker.io
+    [ -x /usr/sbin/dockerd ] || { echo "note: no Docker daemon (apt-get install docker.io)" >&2; return; }
+  fi
+  if [ "$(id -u)" != 0 ]; then echo "note: no Docker daemon answers and starting one needs root" >&2; return; fi
+  mkdir -p .lab
+  /usr/sbin/dockerd --bridge=none --iptables=false --ip6tables=false >.lab/dockerd.log 2>&1 &
+  DOCKERD_PID=$!
+  trap stop_docker EXIT
+  for _ in $(seq 1 60); do
+    .venv/bin/python -c "import docker; docker.from_env(timeout=5).ping()" 2>/dev/null && return
+    sleep 0.5
+  done
+  echo "note: dockerd did not answer within 30 s (see .lab/dockerd.log)" >&2
+}
+
+stop_docker() {
+  [ -n "$DOCKERD_PID" ] || return 0
+  kill "$DOCKERD_PID" 2>/dev/null || true
+  for _ in $(seq 1 40); do kill -0 "$DOCKERD_PID" 2>/dev/null || return 0; sleep 0.25; done
+  kill -9 "$DOCKERD_PID" 2>/dev/null || true
+}
+
 case "${1:-}" in
   app)
     setup_venv
-    exec .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${@:2}"
+    [ "${TBL_SERVER:-embedded}" = docker ] && ensure_docker
+    .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${@:2}"
     ;;
   test)
     setup_venv
     ensure_test_packages
-    exec .venv/bin/python -m pytest "${@:2}"
+    ensure_docker
+    .venv/bin/python -m pytest "${@:2}"
     ;;
   *)
     echo "usage: scripts/lab.sh app|test [args...]" >&2

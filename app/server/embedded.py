@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,8 @@ class ServerOptions:
 
 class EmbeddedServer:
     """Own one tritonserver process group: start, wait until ready, stop, read the log."""
+
+    kind = "embedded"
 
     def __init__(self, options: ServerOptions | None = None) -> None:
         self.options = options or ServerOptions()
@@ -82,15 +85,20 @@ class EmbeddedServer:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir()), env.get("LD_LIBRARY_PATH")]))
         with open(self.log_path, "wb") as log:
             self.proc = launcher().popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-        self.endpoint = Endpoint(f"http://{opts.host}:{http}", f"{opts.host}:{grpc}", f"http://{opts.host}:{metrics}/metrics")
+        self.endpoint = endpoint_at(opts.host, (http, grpc, metrics))
         self.started_at = time.time()
         _live.add(self)
         try:
-            self._wait_ready(opts.ready_timeout_s)
+            wait_ready(self.endpoint, opts.ready_timeout_s, self._problem, self.log_tail)
         except ServerStartError:
             self.stop()
             raise
         return self.endpoint
+
+    def describe(self) -> str:
+        """Return what runs, for the Overview page."""
+        pid = self.proc.pid if self.proc is not None else None
+        return f"embedded tritonserver (nvidia-pytriton wheel, CPU), process {pid}" if pid else "embedded: not running"
 
     def running(self) -> bool:
         """Return True while the server process is alive."""
@@ -125,23 +133,39 @@ class EmbeddedServer:
         text = self.log_path.read_text(errors="replace").splitlines()
         return "\n".join(text[-lines:])
 
-    def _wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        url = f"{self.endpoint.http_url}/v2/health/ready"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ServerStartError(f"tritonserver exited with code {self.proc.returncode}.\n{self.log_tail()}")
-            tail = self.log_tail(20)
-            if any(marker in tail for marker in _FATAL):
-                raise ServerStartError(f"a model's backend process failed to start.\n{tail}")
-            try:
-                with urllib.request.urlopen(url, timeout=1) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.25)
-        raise ServerStartError(f"tritonserver was not ready after {timeout_s:.0f} s.\n{self.log_tail()}")
+    def _problem(self) -> str | None:
+        """Return why the server cannot become ready any more (None while it still may)."""
+        if self.proc.poll() is not None:
+            return f"tritonserver exited with code {self.proc.returncode}.\n{self.log_tail()}"
+        tail = self.log_tail(20)
+        if any(marker in tail for marker in _FATAL):
+            return f"a model's backend process failed to start.\n{tail}"
+        return None
+
+
+def endpoint_at(host: str, ports: tuple[int, int, int]) -> Endpoint:
+    """Return the endpoint of a server on host with its HTTP, gRPC and metrics ports."""
+    http, grpc, metrics = ports
+    return Endpoint(f"http://{host}:{http}", f"{host}:{grpc}", f"http://{host}:{metrics}/metrics")
+
+
+def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],
+               what: str = "tritonserver") -> None:
+    """Block until /v2/health/ready answers 200; ServerStartError when problem() names one or time runs out."""
+    deadline = time.monotonic() + timeout_s
+    url = f"{endpoint.http_url}/v2/health/ready"
+    while time.monotonic() < deadline:
+        reason = problem()
+        if reason:
+            raise ServerStartError(reason)
+        try:
+            with urllib.request.urlopen(url, timeout=1) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise ServerStartError(f"{what} was not ready after {timeout_s:.0f} s.\n{log_tail()}")
 
 
 _FATAL = ("error while loading shared libraries", "Stub process failed", "No module named")

@@ -19,6 +19,16 @@ COST_PARAMS = {
 }
 
 
+def server_gpus() -> int:
+    """Return how many GPUs the lab's server reports (0 on a CPU server or when it cannot be asked)."""
+    from app.ui.state import get_lab  # noqa: PLC0415 - the process's one Lab
+
+    try:
+        return get_lab().config.caps().gpu_count
+    except Exception:  # noqa: BLE001 - without an answer, offer no GPU list
+        return 0
+
+
 def instances(s: ModelSettings, key: str) -> ModelSettings:
     """Instance count and kind; the simulated device's costs for gpu_sim."""
     group = s.instance_groups[0] if s.instance_groups else InstanceGroup()
@@ -26,8 +36,12 @@ def instances(s: ModelSettings, key: str) -> ModelSettings:
     kinds = [Kind.CPU.value, Kind.GPU.value]
     kind = st.radio("Kind", kinds, index=kinds.index(group.kind.value) if group.kind.value in kinds else 0,
                     horizontal=True, key=f"{key}:kind", help="KIND_GPU needs a GPU server (compose.yaml)")
-    groups = (replace(group, count=count, kind=Kind(kind), gpus=group.gpus if kind == Kind.GPU.value else ()),
-              *s.instance_groups[1:])
+    gpus = group.gpus if kind == Kind.GPU.value else ()
+    available = server_gpus()
+    if kind == Kind.GPU.value and available:
+        gpus = tuple(st.multiselect("GPUs (instance_group.gpus; none: every GPU)", list(range(available)),
+                                    default=[g for g in group.gpus if g < available], key=f"{key}:gpus"))
+    groups = (replace(group, count=count, kind=Kind(kind), gpus=gpus), *s.instance_groups[1:])
     out = replace(s, instance_groups=groups)
     params = dict(s.parameters)
     if any(p in params for p in COST_PARAMS):

@@ -8,29 +8,39 @@ from app.lab import Lab
 
 
 def server_panel(lab: Lab, allow_restart: bool = True) -> None:
-    """Show the server's version, addresses and models; offer a restart of the embedded server."""
+    """Show the server's version, addresses, backend and models; offer a restart of a server the lab started."""
     status = lab.status()
-    kind = "embedded (nvidia-pytriton wheel, CPU)" if lab.embedded else "remote (TRITON_URL)"
+    backend = lab.backend
+    kind = lab.server.describe() if lab.server is not None else "remote (TRITON_URL)"
     c1, c2, c3 = st.columns(3)
     c1.metric("Server", "ready" if status.ready else ("up" if status.up else "down"))
     c2.metric("Triton version", status.version or "—")
-    c3.metric("Mode", "embedded" if lab.embedded else "remote")
+    c3.metric("Backend", backend)
     st.markdown(f"**{kind}** — HTTP `{lab.endpoint.http_url}` · gRPC `{lab.endpoint.grpc_url}` · metrics `{lab.endpoint.metrics_url}`")
     if not status.up:
         st.error(status.error)
-        if lab.embedded and lab.server.log_path:
+        if lab.server is not None:
             st.code(lab.server.log_tail(), language="text")
     else:
         frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.state, "reason": m.reason}
                               for m in status.models])
         st.dataframe(frame, hide_index=True, width="stretch")
+    if backend == "docker":
+        with st.expander("Container log (last 40 lines, refreshed every 2 s)"):
+            container_log(lab)
     if lab.embedded and allow_restart:
         restart_control(lab)
 
 
+@st.fragment(run_every=2.0)
+def container_log(lab: Lab) -> None:
+    """The Triton container's log as it grows."""
+    st.code(lab.server.log_tail(40) if lab.server is not None else "", language="text")
+
+
 def restart_control(lab: Lab) -> None:
     """Restart the embedded server after a confirmation that says what stops; optionally resume the traffic."""
-    if st.button("Restart embedded server", key="restart-server"):
+    if st.button(f"Restart the {lab.backend} server", key="restart-server"):
         st.session_state["restart:ask"] = True
     if not st.session_state.get("restart:ask"):
         return

@@ -139,7 +139,7 @@ def test_remote_mode_reloads_without_persisting(triton, tmp_path, restore_model)
 
 def test_hot_reload_under_sustained_load(service, triton, restore_model):
     restore_model("gpu_sim")
-    threads_n, reloads_n = 8, 50
+    threads_n, reloads_n = 8, 20
     stop = threading.Event()
     done: list[tuple[float, float]] = []  # (end time, latency) of each successful request
     failures: list[str] = []

@@ -173,7 +173,7 @@ def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard,
         start_traffic(page)
         before = wait_until(lambda: (n := batch_total(page)) >= 200 and n, 90, "200 executions before the restart")
         open_page(page, links["Overview"], "Triton Batching Lab")
-        page.get_by_role("button", name="Restart embedded server").click()
+        page.get_by_role("button", name="Restart the embedded server").click()
         page.get_by_text("stops the running traffic").wait_for(timeout=30_000)  # the confirmation says so
         page.get_by_role("button", name="Restart and resume the traffic").click()
         page.get_by_text("Server restarted, traffic resumed.").wait_for(timeout=120_000)

@@ -1,0 +1,172 @@
+"""The Docker server backend: a real Triton container through the Docker SDK, driven like the embedded server."""
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import io
+
+import pytest
+
+from app.config.edits import set_dynamic_batching
+from app.config.read import dynamic_batching_of
+from app.config.settings import DynamicBatching
+from app.paths import MODEL_REPOSITORY
+from app.server.docker_server import (LABEL, LOCAL_IMAGE, DockerOptions, DockerServer, DockerUnavailable,
+                                      device_requests, local_image_tar, run_kwargs)
+from app.server.embedded import ServerStartError
+from loadgen.spec import LoadSpec
+from tests.helpers import wait_until
+
+
+# --- what the backend asks the daemon for (pure) ------------------------------------------------------------
+def test_gpus_become_device_requests():
+    assert device_requests("") == []
+    (every,) = device_requests("all")
+    assert every.count == -1 and every.capabilities == [["gpu"]]
+    assert device_requests("2")[0].count == 2
+    assert device_requests("0, 3")[0].device_ids == ["0", "3"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"gpus": "first"}, "TBL_DOCKER_GPUS"), ({"network": "bridge"}, "host or ports"),
+    ({"name": "a b"}, "container name"), ({"host": "0.0.0.0"}, "127.0.0.1 only"),
+])
+def test_bad_options_are_refused_with_a_reason(bad, message):
+    with pytest.raises(ValueError, match=message):
+        DockerOptions(**bad)
+
+
+def test_an_ngc_container_gets_the_repository_at_models_gpus_and_ports_on_loopback_only():
+    opts = DockerOptions(image="nvcr.io/nvidia/tritonserver:24.10-py3", network="ports", gpus="all",
+                         config_name="gpu", models=("gpu_sim",))
+    kw = run_kwargs(opts, (18000, 18001, 18002), "tbl-triton-18000")
+    assert kw["command"][0] == "tritonserver" and "--model-repository=/models" in kw["command"]
+    assert "--model-config-name=gpu" in kw["command"] and "--load-model=gpu_sim" in kw["command"]
+    assert kw["volumes"] == {str(MODEL_REPOSITORY.resolve()): {"bind": "/models", "mode": "ro"}}
+    assert kw["ports"] == {"8000/tcp": ("127.0.0.1", 18000), "8001/tcp": ("127.0.0.1", 18001),
+                           "8002/tcp": ("127.0.0.1", 18002)}
+    assert "network_mode" not in kw and kw["device_requests"][0].count == -1
+    assert kw["labels"] == {LABEL: str(os.getpid())}
+
+
+def test_the_local_image_runs_the_wheel_server_on_the_host_network_bound_to_loopback():
+    kw = run_kwargs(DockerOptions(), (18000, 18001, 18002), "tbl-triton-18000")
+    assert kw["image"] == LOCAL_IMAGE and kw["network_mode"] == "host" and "device_requests" not in kw
+    assert kw["command"][0].endswith("/tritonserver")
+    assert {"--http-address=127.0.0.1", "--http-port=18000", "--grpc-address=127.0.0.1",
+            "--metrics-address=127.0.0.1", "--model-control-mode=explicit"} <= set(kw["command"])
+    assert all(v["mode"] == "ro" and v["bind"] == k for k, v in kw["volumes"].items()), kw["volumes"]
+    assert str(MODEL_REPOSITORY.parent.resolve()) in kw["volumes"]  # the checkout, holding the repository
+
+
+def test_the_local_image_is_an_empty_root_with_a_writable_tmp():
+    with tarfile.open(fileobj=io.BytesIO(local_image_tar())) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert set(members) == {"tmp", "etc", "models"} and all(m.isdir() for m in members.values())
+    assert members["tmp"].mode == 0o1777
+
+
+# --- a real daemon ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def client():
+    """The Docker daemon `scripts/lab.sh test` starts; with CI=true a missing daemon fails the tests."""
+    try:
+        import docker  # noqa: PLC0415
+
+        client = docker.from_env(timeout=30)
+        client.ping()
+    except Exception as exc:  # noqa: BLE001
+        message = f"no Docker daemon answers ({exc}); scripts/lab.sh test starts Debian's dockerd"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return client
+
+
+@pytest.fixture
+def repo(tmp_path):
+    copy = tmp_path / "model_repository"
+    shutil.copytree(MODEL_REPOSITORY, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def _ours(client) -> list:
+    return client.containers.list(all=True, filters={"label": f"{LABEL}={os.getpid()}"})
+
+
+def test_a_lab_on_a_triton_container_applies_restarts_and_removes_it(client, repo, tmp_path, monkeypatch):
+    from app.lab import Lab  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    lab = Lab.create({"TBL_SERVER": "docker", "TBL_MODEL_REPOSITORY": str(repo)})
+    try:
+        assert lab.backend == "docker" and lab.embedded
+        container = lab.server.container
+        assert container.attrs["HostConfig"]["NetworkMode"] == "host" and container.labels[LABEL] == str(os.getpid())
+        assert lab.endpoint.http_url.startswith("http://127.0.0.1:")
+        status = lab.status()
+        assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc", "token_sim"}
+        assert "Started HTTPService" in lab.server.log_tail(200)
+        # Applied like on the embedded server: validated, hot-reloaded, smoke-checked, persisted.
+        new = set_dynamic_batching(lab.config.current("gpu_sim"), DynamicBatching((4, 8), 1500))
+        result = lab.apply("gpu_sim", new, "a delay of 1500 µs")
+        assert result.verified.startswith("READY") and "1500" in (repo / "gpu_sim" / "config.pbtxt").read_text()
+        assert dynamic_batching_of(lab.config.live("gpu_sim")).max_queue_delay_microseconds == 1500
+        lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=60.0))
+        wait_until(lambda: (lab.load.snapshot(0).summary.get("all") or {}).get("ok", 0) >= 20, 60, "answers")
+        before, old_id = lab.endpoint, container.id
+        lab.restart(resume_traffic=True)
+        assert lab.endpoint == before and lab.status().ready and lab.server.container.id != old_id
+        assert [c.id for c in _ours(client)] == [lab.server.container.id], "the old container was not removed"
+        assert lab.load.running
+        lab.stop_traffic()
+    finally:
+        lab.close()
+    assert _ours(client) == [], "closing the lab left its container behind"
+
+
+def test_a_missing_image_that_cannot_be_pulled_is_a_clear_error(client, repo):
+    server = DockerServer(DockerOptions(image="127.0.0.1:9/tbl-absent:1", model_repository=repo))
+    with pytest.raises(DockerUnavailable, match="could not be pulled"):
+        server.start()
+    server = DockerServer(DockerOptions(image="tbl-absent:1", model_repository=repo, pull=False))
+    with pytest.raises(DockerUnavailable, match="not on this machine"):
+        server.start()
+    assert _ours(client) == []
+
+
+def test_a_server_that_dies_at_start_shows_its_log_and_leaves_no_container(client, repo):
+    (repo / "gpu_sim" / "config.pbtxt").write_text("name: \"gpu_sim\"\nthis is not a config\n")
+    server = DockerServer(DockerOptions(model_repository=repo, models=("gpu_sim",), ready_timeout_s=60))
+    with pytest.raises(ServerStartError) as failure:
+        server.start()
+    print(failure.value)
+    assert "failed to read text proto" in str(failure.value) and "gpu_sim" in str(failure.value)
+    assert _ours(client) == []
+
+
+def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, tmp_path, monkeypatch):
+    from app.ui.state import get_lab  # noqa: PLC0415 - the process's one Lab, as the pages get it
+    from tests.ui.apptest import metric, ok, open_page, texts, widget  # noqa: PLC0415
+
+    for name in ("TRITON_URL", "TRITON_GRPC_URL", "TRITON_METRICS_URL", "TRITON_MODEL_REPOSITORY", "TBL_VIEWER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TBL_SERVER", "docker")
+    monkeypatch.setenv("TBL_MODEL_REPOSITORY", str(repo))
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    get_lab.clear()
+    try:
+        overview = open_page("pages/overview.py")
+        assert metric(overview, "Backend") == "docker" and metric(overview, "Server") == "ready"
+        lab = get_lab()
+        assert any(f"Docker container {lab.server.container.name}" in m.value for m in overview.markdown)
+        page = open_page("pages/dynamic_batching.py")
+        widget(page.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
+        ok(page.button(key="dynamic:apply").click().run())
+        assert any("reloaded gpu_sim" in t for t in texts(page.success))
+        assert "max_queue_delay_microseconds: 2000" in (repo / "gpu_sim" / "config.pbtxt").read_text()
+    finally:
+        get_lab().close()
+        get_lab.clear()
+    assert _ours(client) == []
