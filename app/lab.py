@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.config.apply import ConfigService
+from app.config.fleet import FleetApply, fleet_replicas
 from app.experiments.compare import capture
 from app.experiments.jobs import Jobs
 from app.experiments.meter import Window
@@ -16,6 +17,7 @@ from app.experiments.store import Experiment, ExperimentStore
 from app.figures import WindowFigures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
+from app.metrics.promql import PromQLSource
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.docker_server import DockerOptions, DockerServer
 from app.server.embedded import EmbeddedServer, ServerOptions
@@ -40,6 +42,9 @@ class Lab:
         self.keeper = keeper  # the history on disk: restored at create, saved every 10 s
         self.jobs = Jobs(self)  # the one sweep or A/B comparison running in the background
         self.gpu_memory: dict[str, dict[int, float]] = {}  # model -> instance count -> GPU memory used (bytes)
+        self.fleet: PromQLSource | None = None  # a fleet's Prometheus (TBL_PROMETHEUS_URL): per-replica figures
+        self.fleet_apply: FleetApply | None = None  # the other replicas an Apply updates too (TBL_FLEET...)
+        self.locust_url: str | None = None  # a Locust master driving load too (TBL_LOCUST_URL): shown as a source
         self._lock = threading.RLock()
 
     @classmethod
@@ -73,11 +78,18 @@ class Lab:
         keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
         metrics.start()
         keeper.start()
-        return cls(
+        lab = cls(
             endpoint, repo, server=server, markers=markers, metrics=metrics,
             config=ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name),
             load=load, experiments=ExperimentStore(store), keeper=keeper,
         )
+        if env.get("TBL_PROMETHEUS_URL"):
+            lab.fleet = PromQLSource(env["TBL_PROMETHEUS_URL"], job=env.get("TBL_PROMETHEUS_JOB") or None)
+        lab.locust_url = env.get("TBL_LOCUST_URL") or None
+        replicas = fleet_replicas(env)
+        if replicas:
+            lab.fleet_apply = FleetApply(lab.config, replicas, markers)
+        return lab
 
     @property
     def embedded(self) -> bool:
@@ -120,7 +132,11 @@ class Lab:
                 self.start_traffic(spec)
 
     def apply(self, model: str, config, what: str, base: str | None = None, confirm_contract: bool = False):
-        """Hot-reload a model with a new config (checked, verified, rolled back on failure); mark the band."""
+        """Hot-reload a model with a new config (checked, verified, rolled back on failure); mark the band.
+        With a fleet, every replica in turn (one band each), the updated ones rolled back when one fails."""
+        if self.fleet_apply is not None:
+            self.metrics.poll_once()
+            return self.fleet_apply.apply(model, config, what, base=base, confirm_contract=confirm_contract)
         return self._reload(model, "apply", what, lambda: self.config.apply(
             model, config, base=base, confirm_contract=confirm_contract))
 
@@ -208,6 +224,8 @@ class Lab:
             self.keeper.stop()
         if self.server is not None:
             self.server.stop()
+        if self.fleet is not None:
+            self.fleet.close()
 
     def _mark_traffic(self, spec: LoadSpec, text: str) -> None:
         for model in sorted(load_targets(spec)):

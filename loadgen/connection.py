@@ -19,19 +19,95 @@ class Response:
     header_length: int = 0
 
 
+class ResponseReader:
+    """HTTP/1.1 response framing: feed bytes as they arrive; a whole Response comes out when it is complete."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._head_end = -1
+        self._length = 0
+        self._status = 0
+        self._header_length = 0
+
+    def feed(self, data: bytes) -> Response | None:
+        """Take more bytes; return the response once complete (ProtocolError when it cannot be read)."""
+        buf = self._buf
+        buf += data
+        if self._head_end < 0 and not self._parse_head():
+            return None
+        end = self._head_end + self._length
+        if len(buf) < end:
+            return None
+        if len(buf) > end:
+            raise ProtocolError("unexpected bytes after a response")
+        response = Response(self._status, bytes(buf[self._head_end:end]), self._header_length)
+        buf.clear()
+        self._head_end = -1
+        return response
+
+    def _parse_head(self) -> bool:
+        end = self._buf.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        lines = bytes(self._buf[:end]).split(b"\r\n")
+        try:
+            self._status = int(lines[0].split(b" ", 2)[1])
+            headers = dict(line.split(b":", 1) for line in lines[1:])
+            headers = {k.strip().lower(): v.strip() for k, v in headers.items()}
+            self._length = int(headers[b"content-length"])
+            self._header_length = int(headers.get(b"inference-header-content-length", 0))
+        except (IndexError, KeyError, ValueError):
+            raise ProtocolError(f"cannot read response head {bytes(self._buf[:200])!r}") from None
+        self._head_end = end + 4
+        return True
+
+
+class BlockingConnection:
+    """The same requests and framing over a blocking socket (cooperative under gevent, e.g. in Locust)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.address = (host, port)
+        self.sock: socket.socket | None = None
+
+    def request(self, data: bytes, timeout_s: float | None = None) -> Response:
+        """Send a pre-built request, return its Response; TimeoutError or ConnectionError (the connection is then
+        dropped, so a late answer never reaches the next request)."""
+        if self.sock is None:
+            self.sock = socket.create_connection(self.address, timeout=timeout_s)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.settimeout(timeout_s)
+        reader = ResponseReader()
+        try:
+            self.sock.sendall(data)
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError("connection closed by the server")
+                response = reader.feed(chunk)
+                if response is not None:
+                    return response
+        except TimeoutError as exc:
+            self.close()
+            raise TimeoutError(f"no response within {timeout_s:g} s") from exc
+        except (OSError, ProtocolError):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+
 class Connection(asyncio.Protocol):
     """One TCP connection; request() writes a whole request and waits for the whole response."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.alive = False
-        self._buf = bytearray()
+        self._reader = ResponseReader()
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._head_end = -1
-        self._length = 0
-        self._status = 0
-        self._header_length = 0
 
     def connection_made(self, transport) -> None:
         self.transport, self.alive = transport, True
@@ -49,19 +125,16 @@ class Connection(asyncio.Protocol):
         return waiter
 
     def data_received(self, data: bytes) -> None:
-        buf = self._buf
-        buf += data
-        if self._head_end < 0 and not self._parse_head():
+        try:
+            response = self._reader.feed(data)
+        except ProtocolError as exc:
+            self._fail(exc)
             return
-        end = self._head_end + self._length
-        if len(buf) < end:
+        if response is None:
             return
-        if len(buf) > end or self._waiter is None:
+        if self._waiter is None:
             self._fail(ProtocolError("unexpected bytes after a response"))
             return
-        response = Response(self._status, bytes(buf[self._head_end:end]), self._header_length)
-        buf.clear()
-        self._head_end = -1
         self._finish(response, None)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -73,23 +146,6 @@ class Connection(asyncio.Protocol):
         self.alive = False
         if self.transport is not None:
             self.transport.abort()
-
-    def _parse_head(self) -> bool:
-        end = self._buf.find(b"\r\n\r\n")
-        if end < 0:
-            return False
-        lines = bytes(self._buf[:end]).split(b"\r\n")
-        try:
-            self._status = int(lines[0].split(b" ", 2)[1])
-            headers = dict(line.split(b":", 1) for line in lines[1:])
-            headers = {k.strip().lower(): v.strip() for k, v in headers.items()}
-            self._length = int(headers[b"content-length"])
-            self._header_length = int(headers.get(b"inference-header-content-length", 0))
-        except (IndexError, KeyError, ValueError):
-            self._fail(ProtocolError(f"cannot read response head {bytes(self._buf[:200])!r}"))
-            return False
-        self._head_end = end + 4
-        return True
 
     def _fail(self, exc: Exception) -> None:
         self.close()

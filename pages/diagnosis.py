@@ -2,7 +2,9 @@
 from app.traffic import TrafficForm
 from app.ui import concepts, knobs
 from app.ui.diagnosis import diagnosis_panel
+from app.ui.fleet import fleet_panel
 from app.ui.page import concept_page
 
 concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
-             TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"), panel=diagnosis_panel)
+             TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"),
+             panel=lambda lab, model: (diagnosis_panel(lab, model), fleet_panel(lab, model)))

@@ -7,6 +7,8 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from loadgen.locust_source import LocustUnavailable, read_stats
+
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.traffic import (
@@ -97,6 +99,8 @@ STATUS_S = 10  # the status table's window
 
 @st.fragment(run_every=3.0)
 def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
+    if lab.locust_url:
+        locust_status(lab.locust_url)
     snap = lab.load.snapshot(window_s=0)
     if lab.load.running != drawn_running:
         st.rerun(scope="app")  # buttons and form follow a run that ended (or started elsewhere)
@@ -157,3 +161,17 @@ def _start(lab: Lab, form: TrafficForm) -> None:
         st.error(f"Traffic not started: {exc}")
         return
     st.rerun()
+
+
+def locust_status(url: str) -> None:
+    """Which generator drives: a Locust master's workers (its stats API), next to the built-in one."""
+    try:
+        stats = read_stats(url)
+    except LocustUnavailable as exc:
+        st.warning(f"Driving: Locust master at {url} — {exc}")
+        return
+    st.info(f"**Driving: Locust** master at {stats.url} — {stats.state}, {stats.users} users on {stats.workers} "
+            f"worker{'s' if stats.workers != 1 else ''}, {stats.rps:,.0f} req/s, {stats.failures:,} failed of "
+            f"{stats.requests:,}. The built-in generator's runs are below.")
+    if stats.classes:
+        st.dataframe(pd.DataFrame(stats.classes), hide_index=True, width="stretch")

@@ -183,8 +183,12 @@ def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard,
                            f"the history of {before} executions kept and 100 more after the restart")
         assert page.get_by_role("button", name="Stop traffic").is_enabled()  # the traffic came back
         assert (markers(page) or 0) >= 2, captions(page)  # traffic start + the restart band (+ the resumed start)
-        wait_until(lambda: not page.get_by_text("Server not answering").count(), 30,
-                   "the server-down banner to go once the server answers again")
+        banner = page.get_by_text("Server not answering")
+        try:
+            wait_until(lambda: not banner.count(), 60, "the server-down banner to go once the server answers again")
+        except BaseException:
+            print("banner still shown:", banner.all_inner_texts(), "captions:", captions(page))
+            raise
         full_screenshot(page, "restart_kept_history")
         print(f"executions in the window: {before} before the restart, {after} after")
 

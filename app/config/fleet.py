@@ -1,0 +1,121 @@
+"""One Apply across a fleet: every replica in turn, each verified before the next; when one fails, the ones
+already updated get their previous config back, newest first.
+
+The replicas are the lab's own server and the remote servers of a fleet file (TBL_FLEET_FILE, YAML) or of
+TBL_FLEET (comma-separated HTTP URLs whose gRPC and metrics ports are the next two, Triton's layout).
+Each replica's change is one marker band named after it.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import yaml
+
+from app.config.apply import ApplyResult, ConfigService
+from app.config.errors import ConfigError
+from app.config.model_config import ModelConfig, parse_config
+from app.server.endpoint import Endpoint
+
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+
+class FleetApplyError(ConfigError):
+    """A replica refused the change; the replicas updated before it were rolled back (as far as they could)."""
+
+
+@dataclass(frozen=True)
+class Replica:
+    """A remote server of the fleet."""
+
+    name: str
+    endpoint: Endpoint
+
+
+def fleet_replicas(env: dict | None = None) -> list[Replica]:
+    """Return the fleet's other replicas from TBL_FLEET_FILE or TBL_FLEET (empty: no fleet)."""
+    env = os.environ if env is None else env
+    if env.get("TBL_FLEET_FILE"):
+        data = yaml.safe_load(Path(env["TBL_FLEET_FILE"]).read_text()) or {}
+        out = []
+        for i, item in enumerate(data.get("replicas") or []):
+            http = _http(item.get("http", ""), f"replicas[{i}].http")
+            host = urlparse(http).hostname
+            port = urlparse(http).port or 8000
+            grpc = item.get("grpc") or f"{host}:{port + 1}"
+            metrics = item.get("metrics") or f"http://{host}:{port + 2}/metrics"
+            out.append(Replica(_name(item.get("name") or f"{host}:{port}"), Endpoint(http, grpc, metrics)))
+        return out
+    out = []
+    for url in filter(None, (u.strip() for u in env.get("TBL_FLEET", "").split(","))):
+        http = _http(url, "TBL_FLEET")
+        host, port = urlparse(http).hostname, urlparse(http).port or 8000
+        out.append(Replica(f"{host}:{port}", Endpoint(http, f"{host}:{port + 1}", f"http://{host}:{port + 2}/metrics")))
+    return out
+
+
+def _http(url: str, where: str) -> str:
+    url = url.strip().rstrip("/")
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValueError(f"{where} must look like http://HOST:PORT, got {url!r}")
+    return url
+
+
+def _name(name: str) -> str:
+    if not _NAME.match(str(name)):
+        raise ValueError(f"a replica name is letters, digits, _ . - (up to 64); got {name!r}")
+    return str(name)
+
+
+class FleetApply:
+    """Apply a model's config on every replica in turn: the lab's own server first, then the others."""
+
+    def __init__(self, local: ConfigService, replicas: list[Replica], markers, local_name: str = "this lab's server"):
+        self.markers = markers
+        self.services: list[tuple[str, ConfigService]] = [(local_name, local)] + [
+            (r.name, ConfigService(r.endpoint, None)) for r in replicas]
+
+    def apply(self, model: str, config: ModelConfig, what: str, base: str | None = None,
+              confirm_contract: bool = False) -> ApplyResult:
+        """Return the lab's own server's result once every replica serves the config; FleetApplyError (after
+        rolling back the replicas already updated) when one cannot."""
+        before = {}
+        for name, service in self.services:  # every replica answers before any changes
+            try:
+                before[name] = service.current_text(model)
+            except Exception as exc:
+                raise FleetApplyError(f"replica {name} does not answer ({exc}); nothing was changed") from exc
+        updated: list[tuple[str, ConfigService]] = []
+        first: ApplyResult | None = None
+        for i, (name, service) in enumerate(self.services):
+            band = self.markers.begin(model, "apply", f"{what} — replica {name}")
+            try:
+                result = service.apply(model, config, note=what, base=base if i == 0 else None,
+                                       confirm_contract=confirm_contract)
+            except Exception as exc:
+                self.markers.finish(band, detail=str(exc), ok=False, text=f"{what} — replica {name}: not applied")
+                rolled = self._roll_back(model, updated, before)
+                raise FleetApplyError(
+                    f"replica {name} could not take the change ({exc}); "
+                    + (f"rolled back {', '.join(rolled)}" if rolled else "no replica had been updated")) from exc
+            self.markers.finish(band, detail=result.diff)
+            updated.append((name, service))
+            first = first or result
+        return first
+
+    def _roll_back(self, model: str, updated: list[tuple[str, ConfigService]], before: dict[str, str]) -> list[str]:
+        rolled = []
+        for name, service in reversed(updated):
+            band = self.markers.begin(model, "apply", f"fleet rollback — replica {name}")
+            try:
+                result = service.apply(model, parse_config(before[name]), note="fleet rollback", confirm_contract=True)
+            except Exception as exc:  # noqa: BLE001 - said in the marker and the error; the others still roll back
+                self.markers.finish(band, detail=str(exc), ok=False, text=f"fleet rollback — replica {name} failed")
+                continue
+            self.markers.finish(band, detail=result.diff)
+            rolled.append(name)
+        return rolled

@@ -1,0 +1,94 @@
+"""The lab's traffic on Locust's distributed runner: `locust -f loadgen/locustfile.py` with --master and --worker.
+
+Each Locust user keeps one request in flight (closed loop; think time 0 unless TBL_LOCUST_WAIT_S) and sends
+the load generator's own requests: the traffic classes of a LoadSpec file (TBL_LOCUST_SPEC; default one
+class on gpu_sim) with their shares, priorities, client and server timeouts, shapes and retries,
+pre-encoded once per worker (loadgen.classes.prepare_class), framed by loadgen.connection, judged by
+loadgen.outcome and retried by loadgen.retry. Locust sees one request entry per traffic class (its name),
+an attempt that failed as a failure named by its kind (queue_full, client_timeout, ...).
+
+    locust -f loadgen/locustfile.py --master --host http://127.0.0.1:8000 --users 16 --spawn-rate 16
+    locust -f loadgen/locustfile.py --worker --master-host MASTER    # on every load machine
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from random import Random
+from urllib.parse import urlparse
+
+from locust import User, constant, task
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # Locust loads this file alone: find the checkout
+
+from loadgen.classes import ClassPicker, prepare_class
+from loadgen.connection import BlockingConnection
+from loadgen.metadata import fetch_model
+from loadgen.outcome import Outcome, classify, classify_exception
+from loadgen.retry import backoff_s, should_retry
+from loadgen.spec import LoadSpec
+from loadgen.specfile import load_spec
+
+
+class ShedError(Exception):
+    """A request that did not end OK, named by its kind for Locust's failure table."""
+
+
+def _spec() -> LoadSpec:
+    path = os.environ.get("TBL_LOCUST_SPEC")
+    return load_spec(path) if path else LoadSpec(model=os.environ.get("TBL_LOCUST_MODEL", "gpu_sim"))
+
+
+_prepared: dict[str, tuple] = {}  # per host: (classes, shares), built once per worker process
+
+
+def _classes(host: str):
+    if host not in _prepared:
+        spec = _spec()
+        infos = {m: fetch_model(host, m) for m in {spec.class_model(c) for c in spec.classes}}
+        netloc = urlparse(host).netloc
+        classes = [prepare_class(c, spec.class_model(c), infos[spec.class_model(c)], netloc, spec.seed)
+                   for c in spec.classes]
+        _prepared[host] = (classes, [c.share for c in spec.classes])
+    return _prepared[host]
+
+
+class TritonUser(User):
+    """One request in flight at a time, from the lab's traffic classes."""
+
+    wait_time = constant(float(os.environ.get("TBL_LOCUST_WAIT_S", "0")))
+
+    def on_start(self) -> None:
+        url = urlparse(self.host)
+        classes, shares = _classes(self.host)
+        self.rng = Random()  # noqa: S311 - traffic mix, not security
+        self.picker = ClassPicker(classes, shares, self.rng)
+        self.conn = BlockingConnection(url.hostname, url.port or 80)
+
+    def on_stop(self) -> None:
+        self.conn.close()
+
+    @task
+    def infer(self) -> None:
+        cls = self.picker.pick()
+        target, attempt = cls.target, 1
+        while True:
+            data = cls.pick(self.rng)
+            started = time.perf_counter()
+            try:
+                response = self.conn.request(data, target.timeout_s)
+                outcome, kind = classify(response)
+                length = len(response.body)
+            except (OSError, TimeoutError) as exc:
+                outcome, kind = classify_exception(exc)
+                length = 0
+            self.environment.events.request.fire(
+                request_type="infer" if attempt == 1 else "retry", name=target.cls,
+                response_time=(time.perf_counter() - started) * 1000.0, response_length=length,
+                exception=None if outcome is Outcome.OK else ShedError(kind), context={"model": target.model})
+            if outcome is Outcome.OK or not should_retry(target.retry, outcome, attempt):
+                return
+            time.sleep(backoff_s(target.retry, attempt, self.rng))
+            attempt += 1

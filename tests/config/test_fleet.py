@@ -1,0 +1,84 @@
+"""One Apply across two real replicas: both updated in turn, one marker each; a replica that fails rolls the
+first one back."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from app.config.edits import set_dynamic_batching
+from app.config.fleet import FleetApplyError, fleet_replicas
+from app.config.read import dynamic_batching_of
+from app.config.settings import DynamicBatching
+from app.paths import MODEL_REPOSITORY
+from app.server.embedded import EmbeddedServer, ServerOptions
+import tritonclient.http as http
+
+
+@pytest.fixture
+def replica_b(tmp_path):
+    shutil.copytree(MODEL_REPOSITORY, tmp_path / "repo", ignore=shutil.ignore_patterns("__pycache__"))
+    server = EmbeddedServer(ServerOptions(model_repository=tmp_path / "repo", http_port=None, grpc_port=None,
+                                          metrics_port=None, models=("gpu_sim",), log_dir=tmp_path))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fleet_lab(triton, replica_b, restore_model, tmp_path, monkeypatch):
+    from app.lab import Lab  # noqa: PLC0415
+
+    restore_model("gpu_sim")
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    e = replica_b.endpoint
+    (tmp_path / "fleet.yaml").write_text(f"replicas:\n  - name: b\n    http: {e.http_url}\n    grpc: {e.grpc_url}\n"
+                                         f"    metrics: {e.metrics_url}\n")
+    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_GRPC_URL": triton.endpoint.grpc_url,
+                      "TRITON_METRICS_URL": triton.endpoint.metrics_url, "TRITON_MODEL_REPOSITORY": str(triton.repo),
+                      "TBL_FLEET_FILE": str(tmp_path / "fleet.yaml")})
+    yield lab
+    lab.close()
+
+
+def _delay(endpoint) -> int:
+    """The live config's delay, as the replica itself serves it."""
+    config = http.InferenceServerClient(endpoint.host_port).get_model_config("gpu_sim")
+    return int(config["dynamic_batching"].get("max_queue_delay_microseconds", 0))
+
+
+def test_one_apply_updates_every_replica_then_a_failing_one_rolls_the_first_back(fleet_lab, triton, replica_b):
+    base = fleet_lab.config.current("gpu_sim")
+    result = fleet_lab.apply("gpu_sim", set_dynamic_batching(base, DynamicBatching((4, 8), 1500)), "delay 1500 µs")
+    assert result.verified.startswith("READY")
+    assert _delay(triton.endpoint) == _delay(replica_b.endpoint) == 1500
+    bands = [m for m in fleet_lab.markers.list("gpu_sim") if m.kind == "apply"]
+    assert [(m.text, m.ok) for m in bands] == [("delay 1500 µs — replica this lab's server", True),
+                                              ("delay 1500 µs — replica b", True)]
+
+    # Replica b's model files differ: its model cannot initialize any more, so its next reload fails.
+    (replica_b.options.model_repository / "gpu_sim" / "1" / "model.py").write_text(
+        "class TritonPythonModel:\n    def initialize(self, args):\n        raise RuntimeError('replica b is broken')\n")
+    second = set_dynamic_batching(fleet_lab.config.current("gpu_sim"), DynamicBatching((4, 8), 2500))
+    with pytest.raises(FleetApplyError, match="(?s)replica b could not take the change.*rolled back this lab.s server"):
+        fleet_lab.apply("gpu_sim", second, "delay 2500 µs")
+    assert _delay(triton.endpoint) == 1500, "the first replica kept the change after the second failed"
+    assert dynamic_batching_of(fleet_lab.config.current("gpu_sim")).max_queue_delay_microseconds == 1500
+    last = [(m.text, m.ok) for m in fleet_lab.markers.list("gpu_sim") if m.kind == "apply"][2:]
+    assert last == [("delay 2500 µs — replica this lab's server", True),
+                    ("delay 2500 µs — replica b: not applied", False),
+                    ("fleet rollback — replica this lab's server", True)]
+
+    replica_b.stop()  # a replica that does not answer: nothing changes anywhere
+    with pytest.raises(FleetApplyError, match="replica b does not answer.*nothing was changed"):
+        fleet_lab.apply("gpu_sim", second, "delay 2500 µs")
+    assert _delay(triton.endpoint) == 1500
+
+
+def test_a_fleet_is_read_from_tbl_fleet_with_triton_s_port_layout():
+    (b,) = fleet_replicas({"TBL_FLEET": "http://127.0.0.1:9000"})
+    assert (b.name, b.endpoint.grpc_url, b.endpoint.metrics_url) == ("127.0.0.1:9000", "127.0.0.1:9001",
+                                                                     "http://127.0.0.1:9002/metrics")
+    assert fleet_replicas({}) == []
+    with pytest.raises(ValueError, match="http://HOST:PORT"):
+        fleet_replicas({"TBL_FLEET": "ftp://x"})
