@@ -73,6 +73,7 @@ class ApplyResult:
     persisted: bool
     verified: str = ""
     transport: str = ""  # the API the load went over: "grpc", or "http" when the server offers no gRPC
+    replicas: tuple[str, ...] = ()  # a fleet apply: the other replicas that serve it too, in order
 
     @property
     def message(self) -> str:
@@ -80,7 +81,9 @@ class ApplyResult:
         where = "and wrote config.pbtxt" if self.persisted else "- not persisted: no local repository (remote server)"
         checked = f"; checked: {self.verified}" if self.verified else ""
         over = f" over {'gRPC' if self.transport == 'grpc' else 'HTTP'}" if self.transport else ""
-        return f"reloaded {self.model}{over} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}"
+        fleet = f"; then on replica{'s' if len(self.replicas) > 1 else ''} {', '.join(self.replicas)}, each checked" \
+            if self.replicas else ""
+        return f"reloaded {self.model}{over} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}{fleet}"
 
 
 class ConfigService:

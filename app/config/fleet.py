@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -105,7 +105,7 @@ class FleetApply:
             self.markers.finish(band, detail=result.diff)
             updated.append((name, service))
             first = first or result
-        return first
+        return replace(first, replicas=tuple(name for name, _ in updated[1:]))
 
     def _roll_back(self, model: str, updated: list[tuple[str, ConfigService]], before: dict[str, str]) -> list[str]:
         rolled = []

@@ -50,7 +50,7 @@ def _delay(endpoint) -> int:
 def test_one_apply_updates_every_replica_then_a_failing_one_rolls_the_first_back(fleet_lab, triton, replica_b):
     base = fleet_lab.config.current("gpu_sim")
     result = fleet_lab.apply("gpu_sim", set_dynamic_batching(base, DynamicBatching((4, 8), 1500)), "delay 1500 µs")
-    assert result.verified.startswith("READY")
+    assert result.verified.startswith("READY") and result.message.endswith("; then on replica b, each checked")
     assert _delay(triton.endpoint) == _delay(replica_b.endpoint) == 1500
     bands = [m for m in fleet_lab.markers.list("gpu_sim") if m.kind == "apply"]
     assert [(m.text, m.ok) for m in bands] == [("delay 1500 µs — replica this lab's server", True),
