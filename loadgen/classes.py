@@ -69,6 +69,12 @@ def prepare_class(tc: TrafficClass, model: str, info: ModelInfo, host: str, seed
     return PreparedClass(target, tuple(requests))
 
 
+def prepare_classes(spec, infos: dict[str, ModelInfo], host: str, rng: Random) -> dict[str, PreparedClass]:
+    """Prepare every class of a LoadSpec (infos: each model's metadata), seeded in class order from rng."""
+    return {tc.name: prepare_class(tc, spec.class_model(tc), infos[spec.class_model(tc)], host, rng.randrange(1 << 30))
+            for tc in spec.classes}
+
+
 class ClassPicker:
     """Choose among classes in proportion to their shares."""
 

@@ -23,7 +23,7 @@ from locust import User, constant, task
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # Locust loads this file alone: find the checkout
 
-from loadgen.classes import ClassPicker, prepare_class
+from loadgen.classes import ClassPicker, prepare_classes
 from loadgen.connection import BlockingConnection
 from loadgen.metadata import fetch_model
 from loadgen.outcome import Outcome, classify, classify_exception
@@ -48,10 +48,8 @@ def _classes(host: str):
     if host not in _prepared:
         spec = _spec()
         infos = {m: fetch_model(host, m) for m in {spec.class_model(c) for c in spec.classes}}
-        netloc = urlparse(host).netloc
-        classes = [prepare_class(c, spec.class_model(c), infos[spec.class_model(c)], netloc, spec.seed)
-                   for c in spec.classes]
-        _prepared[host] = (classes, [c.share for c in spec.classes])
+        prepared = prepare_classes(spec, infos, urlparse(host).netloc, Random(spec.seed))
+        _prepared[host] = ([prepared[c.name] for c in spec.classes], [c.share for c in spec.classes])
     return _prepared[host]
 
 

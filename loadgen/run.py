@@ -8,7 +8,7 @@ from collections.abc import Callable
 from random import Random
 
 from loadgen.bound import Bound
-from loadgen.classes import ClassPicker, make_target, prepare_class
+from loadgen.classes import ClassPicker, make_target, prepare_classes
 from loadgen.client import RequestPath
 from loadgen.drivers import ClosedLoop, OpenLoop
 from loadgen.metadata import fetch_model
@@ -71,8 +71,7 @@ class LoadRun:
         """Build the closed loop, the open loop and the sequence drivers the spec asks for."""
         spec, rng = self.spec, Random(self.spec.seed)
         host = f"{pool.host}:{pool.port}"
-        prepared = {tc.name: prepare_class(tc, spec.class_model(tc), infos[spec.class_model(tc)], host,
-                                           rng.randrange(1 << 30)) for tc in spec.classes}
+        prepared = prepare_classes(spec, infos, host, rng)
         path = RequestPath(pool, self.bus, self.clock, self.t0, Random(rng.random()), spec.late_after_ms / 1000.0,
                            bound.may_retry)
         shared = [tc for tc in spec.classes if tc.rate is None]

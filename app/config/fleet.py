@@ -20,7 +20,7 @@ from app.config.errors import ConfigError
 from app.config.model_config import ModelConfig, parse_config
 from app.server.endpoint import Endpoint
 
-_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")  # host:port is a fine name
 
 
 class FleetApplyError(ConfigError):
@@ -40,34 +40,26 @@ def fleet_replicas(env: dict | None = None) -> list[Replica]:
     env = os.environ if env is None else env
     if env.get("TBL_FLEET_FILE"):
         data = yaml.safe_load(Path(env["TBL_FLEET_FILE"]).read_text()) or {}
-        out = []
-        for i, item in enumerate(data.get("replicas") or []):
-            http = _http(item.get("http", ""), f"replicas[{i}].http")
-            host = urlparse(http).hostname
-            port = urlparse(http).port or 8000
-            grpc = item.get("grpc") or f"{host}:{port + 1}"
-            metrics = item.get("metrics") or f"http://{host}:{port + 2}/metrics"
-            out.append(Replica(_name(item.get("name") or f"{host}:{port}"), Endpoint(http, grpc, metrics)))
-        return out
-    out = []
-    for url in filter(None, (u.strip() for u in env.get("TBL_FLEET", "").split(","))):
-        http = _http(url, "TBL_FLEET")
-        host, port = urlparse(http).hostname, urlparse(http).port or 8000
-        out.append(Replica(f"{host}:{port}", Endpoint(http, f"{host}:{port + 1}", f"http://{host}:{port + 2}/metrics")))
-    return out
+        return [_replica(item.get("http", ""), f"replicas[{i}].http", item.get("name"), item.get("grpc"),
+                         item.get("metrics")) for i, item in enumerate(data.get("replicas") or [])]
+    return [_replica(url, "TBL_FLEET") for url in filter(None, (u.strip() for u in env.get("TBL_FLEET", "").split(",")))]
 
 
-def _http(url: str, where: str) -> str:
-    url = url.strip().rstrip("/")
-    parsed = urlparse(url)
+def _replica(url: str, where: str, name: str | None = None, grpc: str | None = None,
+             metrics: str | None = None) -> Replica:
+    """Return a replica; gRPC and metrics default to the two ports after HTTP's (Triton's layout)."""
+    http = url.strip().rstrip("/")
+    parsed = urlparse(http)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise ValueError(f"{where} must look like http://HOST:PORT, got {url!r}")
-    return url
+        raise ValueError(f"{where} must look like http://HOST:PORT, got {http!r}")
+    host, port = parsed.hostname, parsed.port or 8000
+    return Replica(_name(name or f"{host}:{port}"),
+                   Endpoint(http, grpc or f"{host}:{port + 1}", metrics or f"http://{host}:{port + 2}/metrics"))
 
 
 def _name(name: str) -> str:
     if not _NAME.match(str(name)):
-        raise ValueError(f"a replica name is letters, digits, _ . - (up to 64); got {name!r}")
+        raise ValueError(f"a replica name is letters, digits, _ . : - (up to 64); got {name!r}")
     return str(name)
 
 

@@ -117,13 +117,19 @@ class StudyDriver:
         """Run spec from its start: drop warmup_s, measure `seconds` in one-second windows, stop the traffic."""
         t0 = self.start_traffic(spec)
         meter.wait_until(t0 + warmup_s, self.cancel)
+        windows = self.measure(meter, seconds)
+        self.lab.stop_traffic(f"traffic stop: {what} measured")
+        return windows
+
+    def measure(self, meter: Meter, seconds: float, lab_traffic: bool = True) -> list[Window]:
+        """Measure `seconds` from now in one-second windows with exact edges (records before the first edge are
+        dropped); lab_traffic: the lab's traffic must keep running meanwhile."""
         edge = meter.edge()
         meter.discard_before(edge.t)
         windows, end = [], edge.t + seconds
         while edge.t < end - 0.05:
-            window, edge = self.next_window(meter, edge, min(edge.t + 1.0, end))
+            window, edge = self.next_window(meter, edge, min(edge.t + 1.0, end), lab_traffic)
             windows.append(window)
-        self.lab.stop_traffic(f"traffic stop: {what} measured")
         return windows
 
     def wait_idle(self, meter: Meter, limit_s: float = 30.0) -> float:
@@ -137,9 +143,9 @@ class StudyDriver:
             meter.wait_until(edge.t + 0.25, self.cancel)
             if self.cancel.is_set():
                 raise Cancelled
-        return time.time() - started if time.time() - started > 0.3 else 0.0
+        return time.time() - started
 
-    def next_window(self, meter: Meter, edge, until: float) -> tuple[Window, object]:
+    def next_window(self, meter: Meter, edge, until: float, lab_traffic: bool = True) -> tuple[Window, object]:
         """Return the window from edge to a new edge at clock time until, and that edge; stop on Cancel or a
         disturbance."""
         meter.wait_until(until, self.cancel)
@@ -147,7 +153,7 @@ class StudyDriver:
             raise Cancelled
         nxt = meter.edge()
         window = meter.window(edge, nxt)
-        self.check_undisturbed()
+        self.check_undisturbed(lab_traffic)
         return window, nxt
 
     def check_undisturbed(self, lab_traffic: bool = True) -> None:

@@ -117,9 +117,10 @@ class _Phases(StudyDriver):
             windows, client = self._stream(meter, phase)
         else:
             windows = self.run_fixed(meter, phase.traffic, phase.warmup_s, phase.seconds, f"scenario phase {phase.name}")
+            client = None
         whole = merged(windows)
         figures = whole.figures()
-        if isinstance(phase.traffic, StreamSpec):
+        if client is not None:  # streamed generations: the client side is the streams', not the lab traffic's
             figures["client"] = client
         findings = self._diagnose(config, whole) if phase.diagnose else []
         self.served[phase.name] = config
@@ -139,16 +140,8 @@ class _Phases(StudyDriver):
         runner = StreamRunner(phase.traffic, self.lab.endpoint.http_url).start()
         try:
             meter.wait_until(time.time() + phase.warmup_s, self.cancel)
-            edge, t0 = meter.edge(), runner.now_s()
-            windows, end = [], edge.t + phase.seconds
-            while edge.t < end - 0.05:
-                meter.wait_until(min(edge.t + 1.0, end), self.cancel)
-                if self.cancel.is_set():
-                    raise Cancelled
-                nxt = meter.edge()
-                windows.append(meter.window(edge, nxt))
-                edge = nxt
-                self.check_undisturbed(lab_traffic=False)
+            t0 = runner.now_s()
+            windows = self.measure(meter, phase.seconds, lab_traffic=False)
             t1 = runner.now_s()
         finally:
             records = runner.stop()
