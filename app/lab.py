@@ -218,7 +218,7 @@ class Lab:
         """Stop a running study, traffic, polling and the embedded server."""
         if self.jobs.running:
             self.jobs.cancel(wait_s=30.0)
-        self.load.stop()
+        self.load.close()
         self.metrics.stop()
         if self.keeper is not None:
             self.keeper.stop()

@@ -1,9 +1,16 @@
-"""Side by side with perf_analyzer on a trivial identity model: python -m bench.vs_perf_analyzer."""
+"""Side by side with perf_analyzer on a trivial identity model: python -m bench.vs_perf_analyzer [--busy].
+
+Closed loop: perf_analyzer, `python -m loadgen run` (its own process, as perf_analyzer runs in its own) and the
+dashboard's path (LoadController: the worker process, records piped back) take turns at the same concurrency.
+--busy runs `stress-ng --cpu 1` (Debian's) beside all of them for the whole comparison: one of the two cores
+kept busy by other work, as on a shared machine.
+"""
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import shutil
 import subprocess
 import sys
 import time
@@ -11,6 +18,10 @@ from pathlib import Path
 
 from app.server.embedded import EmbeddedServer, ServerOptions
 from bench.perf_analyzer import ensure_perf_analyzer, run_perf_analyzer
+from loadgen.controller import LoadController
+from loadgen.report import json_summary
+from loadgen.shapes import ShapeSpec
+from loadgen.spec import LoadSpec, TrafficClass
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -25,6 +36,28 @@ def loadgen(url: str, out: Path, *load: str, duration_s: float, warmup_s: float 
     return json.loads(out.read_text())
 
 
+def dashboard(ctl: LoadController, concurrency: int, duration_s: float, warmup_s: float) -> dict:
+    """Run the closed loop the dashboard's way (its worker process); return the run's JSON summary."""
+    spec = LoadSpec(model=MODEL, concurrency=concurrency, duration_s=duration_s, warmup_s=warmup_s,
+                    classes=(TrafficClass(shape=ShapeSpec(dims=(SHAPE,))),))
+    ctl.start(spec)
+    if not ctl.wait(duration_s + 60):
+        raise RuntimeError("the dashboard's run did not end")
+    snap = ctl.snapshot(window_s=0)
+    if snap.error:
+        raise RuntimeError(f"the dashboard's run failed: {snap.error}")
+    return json_summary(snap.summary, spec)
+
+
+def busy_core(seconds: float) -> subprocess.Popen:
+    """Start stress-ng keeping one core busy (ended by its PID, or by its own timeout)."""
+    binary = shutil.which("stress-ng")
+    if binary is None:
+        raise FileNotFoundError("--busy needs stress-ng (apt-get install stress-ng)")
+    return subprocess.Popen([binary, "--cpu", "1", "--timeout", f"{int(seconds)}s", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Start the server, measure perf_analyzer and the load generator, print and save the ratios."""
     p = argparse.ArgumentParser(description=__doc__)
@@ -35,28 +68,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--open-seconds", type=float, default=60.0, help="long enough for Poisson counts to settle")
     p.add_argument("--spin-us", type=float, nargs="*", default=[0.0],
                    help="open-loop runs, one per busy-wait setting of the pacer")
-    p.add_argument("--json", type=Path, default=OUT / "vs_perf_analyzer.json")
+    p.add_argument("--busy", action="store_true", help="keep one core busy with stress-ng --cpu 1 throughout")
+    p.add_argument("--json", type=Path, default=None, help="default: out/vs_perf_analyzer[_busy].json")
     args = p.parse_args(argv)
+    args.json = args.json or OUT / f"vs_perf_analyzer{'_busy' if args.busy else ''}.json"
     OUT.mkdir(parents=True, exist_ok=True)
     binary, env = ensure_perf_analyzer(OUT / "perf_analyzer")
     server = EmbeddedServer(ServerOptions(model_repository=HERE / "models", http_port=None, grpc_port=None,
                                           metrics_port=None, log_dir=OUT / "logs"))
     endpoint = server.start()
+    stress = None
+    ctl = LoadController(endpoint.http_url)
     try:
+        if args.busy:
+            stress = busy_core(args.rounds * (3 * args.seconds + 60) + len(args.spin_us) * args.open_seconds + 120)
         closed = []
         for i in range(args.rounds):
             pa = run_perf_analyzer(binary, env, endpoint.host_port, MODEL, args.concurrency, f"INPUT:{SHAPE}",
                                    int(args.seconds * 1000 / 3), OUT / f"pa_{i}.csv")
             ours = loadgen(endpoint.http_url, OUT / f"closed_{i}.json", "--concurrency", str(args.concurrency),
                            duration_s=args.seconds + 1, warmup_s=1.0)
-            closed.append({"perf_analyzer": pa, "loadgen": _brief(ours)})
-            print(f"round {i + 1}: perf_analyzer {pa['throughput_rps']:.0f}/s, loadgen {ours['throughput_rps']:.0f}/s")
+            dash = dashboard(ctl, args.concurrency, args.seconds + 1, 1.0)
+            closed.append({"perf_analyzer": pa, "loadgen": _brief(ours), "dashboard": _brief(dash)})
+            print(f"round {i + 1}: perf_analyzer {pa['throughput_rps']:.0f}/s, loadgen {ours['throughput_rps']:.0f}/s,"
+                  f" dashboard's worker {dash['throughput_rps']:.0f}/s")
         opened = [
             loadgen(endpoint.http_url, OUT / f"open_spin{spin:g}.json", "--rate", str(args.rate), "--arrival",
                     "poisson", "--spin-us", str(spin), duration_s=args.open_seconds)
             for spin in args.spin_us
         ]
     finally:
+        ctl.close()
+        if stress is not None:
+            stress.terminate()
+            stress.wait(10)
         server.stop()
     result = _result(args, closed, opened)
     args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -73,10 +118,13 @@ def _brief(summary: dict) -> dict:
 def _result(args, closed: list[dict], opened: list[dict]) -> dict:
     pa = sum(r["perf_analyzer"]["throughput_rps"] for r in closed) / len(closed)
     ours = sum(r["loadgen"]["throughput_rps"] for r in closed) / len(closed)
+    dash = sum(r["dashboard"]["throughput_rps"] for r in closed) / len(closed)
     return {
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "busy": "stress-ng --cpu 1" if args.busy else None,
         "closed_loop": {"concurrency": args.concurrency, "rounds": closed, "perf_analyzer_rps": pa,
-                        "loadgen_rps": ours, "ratio": ours / pa},
+                        "loadgen_rps": ours, "ratio": ours / pa, "dashboard_rps": dash,
+                        "dashboard_ratio": dash / pa},
         "open_loop": [_open_result(args, spin, summary) for spin, summary in zip(args.spin_us, opened)],
     }
 
@@ -96,8 +144,10 @@ def _open_result(args, spin_us: float, summary: dict) -> dict:
 
 def _print(result: dict, path: Path) -> None:
     c = result["closed_loop"]
-    print(f"closed loop, concurrency {c['concurrency']}: loadgen {c['loadgen_rps']:.0f}/s vs perf_analyzer "
-          f"{c['perf_analyzer_rps']:.0f}/s -> ratio {c['ratio']:.2f}")
+    beside = f" beside {result['busy']}" if result["busy"] else ""
+    print(f"closed loop, concurrency {c['concurrency']}{beside}: loadgen {c['loadgen_rps']:.0f}/s vs perf_analyzer "
+          f"{c['perf_analyzer_rps']:.0f}/s -> ratio {c['ratio']:.2f}; the dashboard's worker "
+          f"{c['dashboard_rps']:.0f}/s -> ratio {c['dashboard_ratio']:.2f}")
     for o in result["open_loop"]:
         print(f"open loop, Poisson {o['target_rps']:.0f}/s for {o['seconds']:.0f} s, spin {o['spin_us']:g} us: "
               f"achieved {o['achieved_rps']:.1f}/s (error {o['rate_error']:+.2%}, Poisson sd {o['poisson_sd']:.2%});"

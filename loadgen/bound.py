@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Callable
 
 
 class Bound:
-    """Grant requests until the deadline, the request budget or a stop; `closed` is set then."""
+    """Grant requests until the deadline, the request budget or a stop; `closed` is set then.
+
+    Made on the run's event loop; take(), is_open(), may_retry() and close() may also be called from the closed
+    loop's worker threads (the budget is counted under a lock, `closed` is set on the loop).
+    """
 
     def __init__(self, clock: Callable[[], float], duration_s: float | None = None,
                  max_requests: int | None = None) -> None:
@@ -17,33 +22,51 @@ class Bound:
         self.issued = 0
         self.stopped = False
         self.closed = asyncio.Event()
+        self._shut = False  # no new requests (what `closed` says, readable from any thread)
+        self._lock = threading.Lock()
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         self._timer = None
         if duration_s:
-            self._timer = asyncio.get_running_loop().call_at(self.deadline, self.close)
+            self._timer = self._loop.call_at(self.deadline, self.close)
 
     def take(self) -> bool:
         """Count one more request if the run is still open; return whether it may go."""
-        if self.closed.is_set():
+        if self._shut:
             return False
         if self.clock() >= self.deadline:
             self.close()
             return False
-        self.issued += 1
-        if self.issued >= self.max_requests:
-            self.closed.set()  # the budget is spent; requests already out may still retry
+        with self._lock:
+            if self._shut:
+                return False
+            self.issued += 1
+            if self.issued >= self.max_requests:
+                self.finish()  # the budget is spent; requests already out may still retry
         return True
 
     def is_open(self) -> bool:
         """Return True while new requests may start."""
-        return not self.closed.is_set() and self.clock() < self.deadline
+        return not self._shut and self.clock() < self.deadline
 
     def may_retry(self) -> bool:
         """Return True unless the run was stopped or its time is up (a spent budget still allows retries)."""
         return not self.stopped and self.clock() < self.deadline
 
+    def finish(self) -> None:
+        """Grant no new requests; retries of requests already out stay allowed until a stop or the deadline."""
+        self._shut = True
+        if threading.get_ident() == self._loop_thread:
+            self.closed.set()
+        elif not self._loop.is_closed():
+            try:
+                self._loop.call_soon_threadsafe(self.closed.set)
+            except RuntimeError:  # the loop closed just now: nobody waits any more
+                pass
+
     def close(self) -> None:
         """Stop granting requests and retries."""
-        if self._timer is not None:
+        if self._timer is not None and threading.get_ident() == self._loop_thread:
             self._timer.cancel()
         self.stopped = True
-        self.closed.set()
+        self.finish()

@@ -1,4 +1,5 @@
-"""Command line: python -m loadgen run --url ... (--concurrency N | --rate R --arrival KIND) --duration S."""
+"""Command line: python -m loadgen run --url ... (--concurrency N | --rate R --arrival KIND) --duration S;
+python -m loadgen worker (the dashboard's generator process, loadgen.worker)."""
 from __future__ import annotations
 
 import argparse
@@ -47,6 +48,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--json", type=Path, help="write the JSON summary here")
     run.add_argument("--records", type=Path, help="write every record here (JSON lines)")
     run.add_argument("--quiet", action="store_true", help="print nothing")
+    sub.add_parser("worker", help="serve runs over stdin/stdout, JSON lines (the dashboard starts it)")
     return p
 
 
@@ -135,6 +137,10 @@ def run_command(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of python -m loadgen."""
     args = parser().parse_args(argv)
+    if args.command == "worker":
+        from loadgen.worker import worker_main  # noqa: PLC0415 - only the worker needs it
+
+        return worker_main()
     try:
         return run_command(args)
     except (ValueError, OSError, RuntimeError) as exc:

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from dataclasses import dataclass
+
+
+class ConnectError(ConnectionError):
+    """No connection could be opened: the server is down or not there."""
 
 
 class ProtocolError(ConnectionError):
@@ -63,24 +68,30 @@ class ResponseReader:
 
 
 class BlockingConnection:
-    """The same requests and framing over a blocking socket (cooperative under gevent, e.g. in Locust)."""
+    """The same requests and framing over a blocking socket: the closed loop's worker threads, and Locust (where
+    gevent makes it cooperative)."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, connect_timeout_s: float = 5.0) -> None:
         self.address = (host, port)
+        self.connect_timeout_s = connect_timeout_s
         self.sock: socket.socket | None = None
+        self.aborted = False
 
     def request(self, data: bytes, timeout_s: float | None = None) -> Response:
-        """Send a pre-built request, return its Response; TimeoutError or ConnectionError (the connection is then
-        dropped, so a late answer never reaches the next request)."""
-        if self.sock is None:
-            self.sock = socket.create_connection(self.address, timeout=timeout_s)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.settimeout(timeout_s)
+        """Send a pre-built request, return its Response within timeout_s in all; TimeoutError or ConnectionError
+        (the connection is then dropped, so a late answer never reaches the next request)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         reader = ResponseReader()
         try:
-            self.sock.sendall(data)
+            sock = self._connected()
+            sock.sendall(data)
             while True:
-                chunk = self.sock.recv(65536)
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError
+                    sock.settimeout(left)
+                chunk = sock.recv(65536)
                 if not chunk:
                     raise ConnectionError("connection closed by the server")
                 response = reader.feed(chunk)
@@ -93,10 +104,31 @@ class BlockingConnection:
             self.close()
             raise
 
+    def abort(self) -> None:
+        """Fail the request in progress now, from any thread (a blocked recv returns at once)."""
+        self.aborted = True
+        sock = self.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
     def close(self) -> None:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+
+    def _connected(self) -> socket.socket:
+        if self.sock is None:
+            try:
+                sock = socket.create_connection(self.address, timeout=self.connect_timeout_s)
+            except OSError as exc:
+                raise ConnectError(f"cannot connect to {self.address[0]}:{self.address[1]}: {exc}") from exc
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.settimeout(None)
+            self.sock = sock
+        return self.sock
 
 
 class Connection(asyncio.Protocol):

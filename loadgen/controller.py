@@ -1,7 +1,6 @@
-"""Background load for the dashboard: one run at a time in its own thread and event loop."""
+"""Background load for the dashboard: one run at a time, in a worker process of its own (loadgen.worker)."""
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import math
 import logging
@@ -12,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loadgen.records import Record, Subscriber
-from loadgen.run import LoadRun
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.spec import LoadSpec
 from loadgen.stats import Bucket, Held, WindowedStats, stats_for, window_rows
+from loadgen.worker import WorkerProcess, WorkerRun
 
 log = logging.getLogger(__name__)
 
@@ -34,27 +33,29 @@ class LoadSnapshot:
 
 
 class LoadController:
-    """Start, change, stop and watch one load run; safe to call from many threads (never calls Streamlit)."""
+    """Start, change, stop and watch one load run; safe to call from many threads (never calls Streamlit).
+
+    The requests go out from a worker process (started at the first run, kept for the next, ended by close());
+    its records come back over a pipe into this process's statistics and subscribers.
+    """
 
     def __init__(self, url: str, held: Held | None = None, past_runs: int = 8) -> None:
         self.url = url
         self.held = held  # tells the statistics which requests waited through a config reload
         self.runs = 0  # how many runs were started: a new number means a new run
+        self.worker = WorkerProcess()
         self._lock = threading.RLock()
         self._subscribers: list[Subscriber] = []
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._run: LoadRun | None = None
+        self._run: WorkerRun | None = None
         self._stats: WindowedStats | None = None
         self._spec: LoadSpec | None = None
-        self._error: str | None = None
-        self._past: deque[tuple[LoadRun, WindowedStats, LoadSpec]] = deque(maxlen=past_runs)
+        self._past: deque[tuple[WorkerRun, WindowedStats, LoadSpec]] = deque(maxlen=past_runs)
 
     @property
     def running(self) -> bool:
         """Return True while a run is going (it ends by itself at its bound)."""
-        thread = self._thread
-        return thread is not None and thread.is_alive()
+        run = self._run
+        return run is not None and run.is_alive()
 
     @property
     def spec(self) -> LoadSpec | None:
@@ -77,41 +78,40 @@ class LoadController:
                 self._past.append((self._run, self._stats, self._spec))  # its history stays on the charts
             self._stats = stats = stats_for(spec, self.held)
             self.runs += 1
-            self._run = LoadRun(spec, self.url, [stats, self._fan_out], on_start=stats.set_start)
-            self._spec, self._error = spec, None
-            ready = threading.Event()
-            self._thread = threading.Thread(target=self._main, args=(self._run, ready), name="loadgen", daemon=True)
-            self._thread.start()
-            ready.wait(5.0)
+            self._spec = spec
+            self._run = self.worker.start_run(self.url, spec, [stats, self._fan_out], on_start=stats.set_start)
 
     def update(self, rate: float | None = None, concurrency: int | None = None) -> None:
         """Change the load of the running run now (open loop: rate; closed loop: concurrency)."""
         with self._lock:
-            loop, run = self._loop, self._run
-            if loop is None or run is None or not self.running:
+            run = self._run
+            if run is None or not run.is_alive():
                 return
             changes = {k: v for k, v in (("rate", rate), ("concurrency", concurrency)) if v is not None}
             self._spec = dataclasses.replace(self._spec, **changes)
-            loop.call_soon_threadsafe(run.update, rate, concurrency)
+            run.update(rate, concurrency)
 
     def stop(self, wait: bool = True, timeout_s: float | None = None) -> None:
         """Stop the run: no new requests; with wait, return once requests in flight are done."""
         with self._lock:
-            loop, run, thread = self._loop, self._run, self._thread
-            if loop is not None and run is not None:
-                try:
-                    loop.call_soon_threadsafe(run.stop)
-                except RuntimeError:  # the loop has just closed: the run is over
-                    pass
-        if wait and thread is not None:
-            thread.join(timeout_s if timeout_s is not None else (self._spec.drain_s if self._spec else 5.0) + 5.0)
+            run = self._run
+        if run is None:
+            return
+        run.stop()
+        if wait:
+            run.join(timeout_s if timeout_s is not None else (self._spec.drain_s if self._spec else 5.0) + 5.0)
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the run ends; return True when it has."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout_s)
+        run = self._run
+        if run is not None:
+            run.join(timeout_s)
         return not self.running
+
+    def close(self) -> None:
+        """Stop the run going and end the worker process (a later start begins a new one)."""
+        self.stop()
+        self.worker.close()
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call fn(records) from the worker thread for every batch; return a function that unsubscribes."""
@@ -126,7 +126,8 @@ class LoadController:
         """
         with self._lock:
             run, stats, running = self._run, self._stats, self.running
-            spec, error = self._spec, self._error
+            spec = self._spec
+            error = run.error if run is not None else None
             past = list(self._past)
         if run is None or stats is None:  # no run in this process: only what an earlier one left (restored)
             timeline = _past_rows(past, time.time() - window_s) if window_s > 0 else []
@@ -220,20 +221,6 @@ class LoadController:
                 fn(records)
             except Exception:  # noqa: BLE001 - a viewer's bug must not stop the load
                 log.exception("load subscriber %r failed", fn)
-
-    def _main(self, run: LoadRun, ready: threading.Event) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        ready.set()
-        try:
-            loop.run_until_complete(run.run())
-        except Exception as exc:  # noqa: BLE001 - reported through snapshot().error
-            log.exception("load run failed")
-            self._error = f"{type(exc).__name__}: {exc}"
-        finally:
-            with self._lock:
-                self._loop = None
-            loop.close()
 
 
 def _past_rows(past: list, since: float) -> list[dict]:

@@ -1,14 +1,17 @@
-"""Closed loop (N in flight) and open loop (a schedule), both over the one request path."""
+"""Closed loop (N in flight, worker threads) and open loop (a schedule on the event loop), both over the one
+request path (loadgen.client)."""
 from __future__ import annotations
 
 import asyncio
 import math
+import threading
 from collections.abc import Callable
 from random import Random
 
 from loadgen.bound import Bound
 from loadgen.classes import ClassPicker, PreparedClass
-from loadgen.client import RequestPath
+from loadgen.client import BlockingPath, RequestPath
+from loadgen.connection import BlockingConnection
 from loadgen.pacer import LoopPacer
 from loadgen.schedule import Schedule
 
@@ -16,31 +19,88 @@ _EARLY_S = 1e-6  # timers may fire this much before their time (clock resolution
 
 
 class ClosedLoop:
-    """Keep `concurrency` requests in flight: each worker sends the next when its last one ends."""
+    """Keep `concurrency` requests in flight: each worker thread sends the next when its last one ends.
 
-    def __init__(self, concurrency: int, picker: ClassPicker, path: RequestPath, bound: Bound,
-                 rng: Random) -> None:
+    Threads with blocking connections, as perf_analyzer's workers: an answer wakes only the worker waiting for
+    it, so on a busy machine a late wake-up delays one request instead of every request the event loop holds
+    (bench/vs_perf_analyzer.py --busy measures it). Records go to the path's bus; the run's loop delivers them.
+    """
+
+    def __init__(self, concurrency: int, picker: ClassPicker, path: BlockingPath, bound: Bound, rng: Random,
+                 address: tuple[str, int]) -> None:
         self.concurrency, self.picker, self.path, self.bound, self.rng = concurrency, picker, path, bound, rng
-        self._workers: dict[int, asyncio.Task] = {}
+        self.address = address
+        self._lock = threading.Lock()
+        self._workers: dict[int, threading.Thread] = {}
+        self._conns: set[BlockingConnection] = set()
+        self._error: BaseException | None = None
 
     async def run(self) -> None:
-        """Run until the bound closes and every worker has finished its request."""
+        """Run until the bound closes and every worker has finished its request (cancelled: abort them)."""
         self.resize(self.concurrency)
-        await self.bound.closed.wait()
-        await asyncio.gather(*self._workers.values(), return_exceptions=True)
+        try:
+            await self.bound.closed.wait()
+            await asyncio.to_thread(self._join)
+        except asyncio.CancelledError:
+            self.abort()
+            await asyncio.to_thread(self._join)  # aborted, they end at once: their records are in before the flush
+            raise
+        if self._error is not None:
+            raise self._error
 
     def resize(self, concurrency: int) -> None:
         """Change the number of requests in flight; extra workers stop after their current request."""
-        self.concurrency = max(0, int(concurrency))
-        for i in range(self.concurrency):
-            if i not in self._workers or self._workers[i].done():
-                self._workers[i] = asyncio.get_running_loop().create_task(self._worker(i))
+        with self._lock:
+            self.concurrency = max(0, int(concurrency))
+            for i in range(self.concurrency):
+                if i not in self._workers:
+                    worker = threading.Thread(target=self._work, args=(i,), name=f"loadgen-{i}", daemon=True)
+                    self._workers[i] = worker
+                    worker.start()
 
-    async def _worker(self, index: int) -> None:
-        path = self.path
-        while index < self.concurrency and self.bound.take():
-            cls = self.picker.pick()
-            await path.send(cls.target, cls.pick(self.rng))
+    def abort(self) -> None:
+        """End the requests in flight now (recorded as cancelled); workers then stop."""
+        self.path.aborted.set()
+        self.bound.close()
+        with self._lock:
+            conns = list(self._conns)
+        for conn in conns:
+            conn.abort()
+
+    def _work(self, index: int) -> None:
+        conn = BlockingConnection(*self.address)
+        with self._lock:
+            self._conns.add(conn)
+        try:
+            path, picker, rng, bound = self.path, self.picker, self.rng, self.bound
+            while self._stays(index) and bound.take():
+                cls = picker.pick()
+                path.send(conn, cls.target, cls.pick(rng))
+        except BaseException as exc:  # noqa: BLE001 - a worker's bug ends the run and is raised by run()
+            self._error = exc
+            self.bound.close()
+        finally:
+            conn.close()
+            with self._lock:
+                self._conns.discard(conn)
+                if self._workers.get(index) is threading.current_thread():
+                    del self._workers[index]
+
+    def _stays(self, index: int) -> bool:
+        with self._lock:  # leaving and giving up the slot at once: a resize back up starts a new worker
+            if index < self.concurrency:
+                return True
+            del self._workers[index]
+            return False
+
+    def _join(self) -> None:
+        while True:
+            with self._lock:
+                workers = list(self._workers.values())
+            if not workers:
+                return
+            for worker in workers:
+                worker.join()
 
 
 class OpenLoop:

@@ -3,9 +3,10 @@
 Each Locust user keeps one request in flight (closed loop; think time 0 unless TBL_LOCUST_WAIT_S) and sends
 the load generator's own requests: the traffic classes of a LoadSpec file (TBL_LOCUST_SPEC; default one
 class on gpu_sim) with their shares, priorities, client and server timeouts, shapes and retries,
-pre-encoded once per worker (loadgen.classes.prepare_class), framed by loadgen.connection, judged by
-loadgen.outcome and retried by loadgen.retry. Locust sees one request entry per traffic class (its name),
-an attempt that failed as a failure named by its kind (queue_full, client_timeout, ...).
+pre-encoded once per worker (loadgen.classes.prepare_class) and sent by the generator's own request path for
+threads (loadgen.client.BlockingPath: framing, timeouts, outcomes, retries - cooperative under gevent). Locust
+sees one entry per attempt under its traffic class's name ("retry" for attempts after the first), an attempt
+that failed as a failure named by its kind (queue_full, client_timeout, ...).
 
     locust -f loadgen/locustfile.py --master --host http://127.0.0.1:8000 --users 16 --spawn-rate 16
     locust -f loadgen/locustfile.py --worker --master-host MASTER    # on every load machine
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 from random import Random
 from urllib.parse import urlparse
@@ -24,10 +24,11 @@ from locust import User, constant, task
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # Locust loads this file alone: find the checkout
 
 from loadgen.classes import ClassPicker, prepare_classes
+from loadgen.client import BlockingPath
 from loadgen.connection import BlockingConnection
 from loadgen.metadata import fetch_model
-from loadgen.outcome import Outcome, classify, classify_exception
-from loadgen.retry import backoff_s, should_retry
+from loadgen.outcome import Outcome
+from loadgen.records import Record, RecordBus
 from loadgen.spec import LoadSpec
 from loadgen.specfile import load_spec
 
@@ -64,29 +65,20 @@ class TritonUser(User):
         self.rng = Random()  # noqa: S311 - traffic mix, not security
         self.picker = ClassPicker(classes, shares, self.rng)
         self.conn = BlockingConnection(url.hostname, url.port or 80)
+        self.path = BlockingPath(RecordBus([self._report], batch=1), rng=self.rng)
 
     def on_stop(self) -> None:
+        self.path.aborted.set()
         self.conn.close()
 
     @task
     def infer(self) -> None:
         cls = self.picker.pick()
-        target, attempt = cls.target, 1
-        while True:
-            data = cls.pick(self.rng)
-            started = time.perf_counter()
-            try:
-                response = self.conn.request(data, target.timeout_s)
-                outcome, kind = classify(response)
-                length = len(response.body)
-            except (OSError, TimeoutError) as exc:
-                outcome, kind = classify_exception(exc)
-                length = 0
+        self.path.send(self.conn, cls.target, cls.pick(self.rng))
+
+    def _report(self, records: list[Record]) -> None:
+        for r in records:
             self.environment.events.request.fire(
-                request_type="infer" if attempt == 1 else "retry", name=target.cls,
-                response_time=(time.perf_counter() - started) * 1000.0, response_length=length,
-                exception=None if outcome is Outcome.OK else ShedError(kind), context={"model": target.model})
-            if outcome is Outcome.OK or not should_retry(target.retry, outcome, attempt):
-                return
-            time.sleep(backoff_s(target.retry, attempt, self.rng))
-            attempt += 1
+                request_type="infer" if r.attempt == 1 else "retry", name=r.cls, response_time=r.latency_s * 1000.0,
+                response_length=0, exception=None if r.outcome is Outcome.OK else ShedError(r.error),
+                context={"model": r.model})

@@ -5,7 +5,7 @@ import asyncio
 from collections import deque
 from urllib.parse import urlparse
 
-from loadgen.connection import Connection
+from loadgen.connection import ConnectError, Connection
 
 
 def host_port(url: str) -> tuple[str, int]:
@@ -58,7 +58,7 @@ class ConnectionPool:
                 loop.create_connection(Connection, self.host, self.port), self.connect_timeout_s
             )
         except (OSError, asyncio.TimeoutError) as exc:
-            raise ConnectionError(f"cannot connect to {self.host}:{self.port}: {exc or 'timed out'}") from exc
+            raise ConnectError(f"cannot connect to {self.host}:{self.port}: {exc or 'timed out'}") from exc
         finally:
             self._all.discard(placeholder)
         self.opened += 1

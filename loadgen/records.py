@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,26 +42,34 @@ class Record:
 
 
 class RecordBus:
-    """Collect records and deliver them in batches to subscribers (flush() delivers)."""
+    """Collect records and deliver them in batches to subscribers (flush() delivers).
+
+    emit() may be called from any thread (the closed loop's workers); records are delivered only on the bus's
+    own thread (the one that made it, or bind_thread()): by emit() there when a batch is full, else by flush().
+    """
 
     def __init__(self, subscribers: list[Subscriber] | None = None, batch: int = 64) -> None:
         self.subscribers = list(subscribers or [])
         self.batch = batch
-        self.count = 0
-        self._pending: list[Record] = []
+        self._pending: deque[Record] = deque()
+        self._owner = threading.get_ident()
+
+    def bind_thread(self) -> None:
+        """Deliver on the calling thread from now on (the run's event loop thread)."""
+        self._owner = threading.get_ident()
 
     def emit(self, record: Record) -> None:
-        """Queue one record; deliver when the batch is full."""
+        """Queue one record; deliver when the batch is full and this is the bus's thread."""
         self._pending.append(record)
-        self.count += 1
-        if len(self._pending) >= self.batch:
+        if len(self._pending) >= self.batch and threading.get_ident() == self._owner:
             self.flush()
 
     def flush(self) -> None:
         """Deliver pending records to every subscriber; one failing subscriber does not stop the rest."""
-        if not self._pending:
+        pending = self._pending
+        batch = [pending.popleft() for _ in range(len(pending))]  # records emitted meanwhile wait for the next
+        if not batch:
             return
-        batch, self._pending = self._pending, []
         for fn in list(self.subscribers):
             try:
                 fn(batch)

@@ -9,7 +9,7 @@ from random import Random
 
 from loadgen.bound import Bound
 from loadgen.classes import ClassPicker, make_target, prepare_classes
-from loadgen.client import RequestPath
+from loadgen.client import BlockingPath, RequestPath
 from loadgen.drivers import ClosedLoop, OpenLoop
 from loadgen.metadata import fetch_model
 from loadgen.pacer import LoopPacer, best_pacer
@@ -44,6 +44,7 @@ class LoadRun:
         """Run until the bound, a stop, or the end of every schedule; flush every record."""
         loop = asyncio.get_running_loop()
         clock = self.clock = self.clock or loop.time
+        self.bus.bind_thread()
         infos = await asyncio.to_thread(self._fetch_models)
         pool = ConnectionPool(self.url, self.spec.max_connections)
         self.t0, self.t0_epoch = clock(), time.time()
@@ -78,7 +79,9 @@ class LoadRun:
         picker = ClassPicker([prepared[tc.name] for tc in shared], [tc.share for tc in shared], Random(rng.random()))
         drivers = []
         if shared and spec.mode is Mode.CLOSED:
-            self.closed = ClosedLoop(spec.concurrency, picker, path, bound, Random(rng.random()))
+            threaded = BlockingPath(self.bus, self.clock, self.t0, Random(rng.random()), bound.may_retry)
+            self.closed = ClosedLoop(spec.concurrency, picker, threaded, bound, Random(rng.random()),
+                                     (pool.host, pool.port))
             drivers.append(self.closed.run())
         streams = [Stream(tc.name, tc.arrival or ArrivalSpec(), tc.rate, Random(rng.random()))
                    for tc in spec.classes if tc.rate is not None]
@@ -107,7 +110,7 @@ class LoadRun:
         closing = asyncio.ensure_future(bound.closed.wait())
         await asyncio.wait([finished, closing], return_when=asyncio.FIRST_COMPLETED)
         closing.cancel()
-        bound.closed.set()  # no new requests; retries of requests out stay allowed until a stop or the deadline
+        bound.finish()  # no new requests; retries of requests out stay allowed until a stop or the deadline
         # Requests in flight get drain_s to answer; then they are cancelled (and recorded so).
         _, pending = await asyncio.wait(tasks, timeout=self.spec.drain_s)
         for task in pending:

@@ -109,8 +109,10 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
         return
     since = time.strftime("%H:%M:%S", time.localtime(snap.started_at)) if snap.started_at else "?"
     state = "**Running**" if snap.running else "Last run (ended)"
+    pid = lab.load.worker.pid
+    source = f"the built-in generator (its own process, PID {pid})" if pid else "the built-in generator"
     st.info(f"{state} against `{snap.spec.model}` since {since} ({snap.elapsed_s:,.0f} s): "
-            f"{describe_load(snap.spec)}. Shared by every page and viewer.")
+            f"{describe_load(snap.spec)}, from {source}. Shared by every page and viewer.")
     if snap.error:
         st.warning(f"The last traffic run stopped with an error: {snap.error}")
     now = time.time()

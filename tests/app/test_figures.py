@@ -40,6 +40,7 @@ def test_server_window_equals_the_difference_of_start_and_end_scrapes(triton, re
         time.sleep(0.5)
     reload(triton.endpoint, MODEL, halfway)
     assert load.wait(30.0)
+    load.close()
     triton.wait_idle()  # the last answers are counted before the window closes
     poller.poll_once()
     t_end, end, _ = _counters(triton)  # ...and when it closes
@@ -67,6 +68,7 @@ def test_client_window_p99_is_the_p99_of_every_request_in_it(triton, restore_mod
     load.subscribe(records.extend)
     load.start(LoadSpec(model=MODEL, concurrency=4, duration_s=4.0, seed=1))
     assert load.wait(30.0)
+    load.close()
     t0 = load.snapshot().started_at
     window = load.window(t0 + 1.0, t0 + 3.0)["all"]
     inside = [r.latency_s * 1000 for r in records if 1.0 <= r.sent_s + r.latency_s < 3.0 and r.outcome.value == "ok"]

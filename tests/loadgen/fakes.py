@@ -80,3 +80,69 @@ class FakePool:
 
     def discard(self, conn) -> None:
         conn.close()
+
+
+class StubServer:
+    """A real HTTP/1.1 keep-alive server on 127.0.0.1 (free port) for the closed loop's worker threads: answers
+    every request 200 after delay_s (never, with hang), and notes when each request arrived and was answered."""
+
+    def __init__(self, delay_s: float = 0.01, hang: bool = False) -> None:
+        import socket  # noqa: PLC0415
+        import threading  # noqa: PLC0415
+
+        self.delay_s, self.hang = delay_s, hang
+        self.lock = threading.Lock()
+        self.spans: list[tuple[float, float]] = []  # (arrived, answered) on time.monotonic
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.address = ("127.0.0.1", self.port)
+        self._closing = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._accept = threading.Thread(target=self._serve, daemon=True)
+        self._accept.start()
+
+    def _serve(self) -> None:
+        import threading  # noqa: PLC0415
+
+        while not self._closing.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _handle(self, conn) -> None:
+        import time  # noqa: PLC0415
+
+        buf = b""
+        with conn:
+            while not self._closing.is_set():
+                while b"\r\n\r\n" not in buf:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    buf += chunk
+                head, _, rest = buf.partition(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                while len(rest) < length:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    rest += chunk
+                buf = rest[length:]
+                arrived = time.monotonic()
+                if self.hang:
+                    self._closing.wait()
+                    return
+                time.sleep(self.delay_s)
+                answered = time.monotonic()
+                with self.lock:
+                    self.spans.append((arrived, answered))
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+
+    def close(self) -> None:
+        self._closing.set()
+        self.sock.close()

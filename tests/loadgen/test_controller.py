@@ -13,6 +13,20 @@ ROW_KEYS = {"t", "cls", "sent", "ok", "failed", "rejected", "timeouts", "late", 
             "p50_ms", "p90_ms", "p95_ms", "p99_ms"}
 
 
+@pytest.fixture
+def new_controller():
+    """Make controllers whose worker processes end after the test."""
+    made: list[LoadController] = []
+
+    def make(url: str) -> LoadController:
+        made.append(LoadController(url))
+        return made[-1]
+
+    yield make
+    for ctl in made:
+        ctl.close()
+
+
 def wait_for(condition, timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -20,8 +34,8 @@ def wait_for(condition, timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def test_start_update_snapshot_stop(triton):
-    ctl = LoadController(triton.url)
+def test_start_update_snapshot_stop(triton, new_controller):
+    ctl = new_controller(triton.url)
     batches: list = []
     unsubscribe = ctl.subscribe(batches.append)
     ctl.start(LoadSpec(concurrency=2, duration_s=60, classes=(TrafficClass("web"),)))
@@ -48,8 +62,8 @@ def test_start_update_snapshot_stop(triton):
     assert all(isinstance(b, list) for b in batches)
 
 
-def test_many_viewers_while_running(triton):
-    ctl = LoadController(triton.url)
+def test_many_viewers_while_running(triton, new_controller):
+    ctl = new_controller(triton.url)
     ctl.start(LoadSpec(mode=Mode.OPEN, rate=100, duration_s=30))
     errors: list = []
 
@@ -71,8 +85,8 @@ def test_many_viewers_while_running(triton):
     assert not errors and not ctl.running and ctl.snapshot().spec.rate == 150
 
 
-def test_run_ends_by_itself_at_its_bound_and_can_start_again(triton):
-    ctl = LoadController(triton.url)
+def test_run_ends_by_itself_at_its_bound_and_can_start_again(triton, new_controller):
+    ctl = new_controller(triton.url)
     ctl.start(LoadSpec(concurrency=2, duration_s=0.5))
     assert ctl.wait(10) and not ctl.running
     first = ctl.snapshot()
@@ -82,29 +96,29 @@ def test_run_ends_by_itself_at_its_bound_and_can_start_again(triton):
     assert ctl.snapshot().summary["all"]["sent"] == 5
 
 
-def test_a_failed_run_reports_its_error(triton):
-    ctl = LoadController(triton.url)
+def test_a_failed_run_reports_its_error(triton, new_controller):
+    ctl = new_controller(triton.url)
     ctl.start(LoadSpec(model="no_such_model", duration_s=1))
     assert ctl.wait(10)
     snap = ctl.snapshot()
     assert not snap.running and "no_such_model" in snap.error
 
 
-def test_a_decoupled_model_is_refused_with_a_pointer_to_the_streaming_client(triton):
-    ctl = LoadController(triton.url)
+def test_a_decoupled_model_is_refused_with_a_pointer_to_the_streaming_client(triton, new_controller):
+    ctl = new_controller(triton.url)
     ctl.start(LoadSpec(model="token_sim", duration_s=1))
     assert ctl.wait(10), "the run against a decoupled model hung"
     snap = ctl.snapshot()
     assert not snap.running and "token_sim is decoupled" in snap.error and "loadgen.stream" in snap.error
 
 
-def test_snapshot_before_any_run():
-    snap = LoadController("http://127.0.0.1:9").snapshot()
+def test_snapshot_before_any_run(new_controller):
+    snap = new_controller("http://127.0.0.1:9").snapshot()
     assert not snap.running and snap.spec is None and snap.timeline == []
 
 
-def test_a_new_run_keeps_the_earlier_runs_rows_and_windows_span_both(triton):
-    ctl = LoadController(triton.url)
+def test_a_new_run_keeps_the_earlier_runs_rows_and_windows_span_both(triton, new_controller):
+    ctl = new_controller(triton.url)
     ctl.start(LoadSpec(model="gpu_sim", concurrency=2, duration_s=2.5, classes=(TrafficClass("first"),)))
     assert ctl.wait(30)
     first = ctl.snapshot()

@@ -2,21 +2,29 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import threading
+import time
 from random import Random
+
+import numpy as np
 
 import pytest
 
 from loadgen.bound import Bound
 from loadgen.classes import ClassPicker, PreparedClass, Target
-from loadgen.client import RequestPath
+from loadgen.client import BlockingPath, RequestPath
 from loadgen.drivers import ClosedLoop, OpenLoop
 from loadgen.pacer import LoopPacer
 from loadgen.records import RecordBus
 from loadgen.schedule import Schedule, Stream
 from loadgen.spec import ArrivalSpec
-from tests.loadgen.fakes import FakePool, run_virtual
+from loadgen.outcome import Outcome
+from tests.loadgen.fakes import FakePool, StubServer, run_virtual
 
 CLS = PreparedClass(Target("c", "m"), (b"req",))
+HTTP_CLS = PreparedClass(Target("c", "m", timeout_s=5.0),
+                         (b"POST /v2/models/m/infer HTTP/1.1\r\nHost: stub\r\nContent-Length: 2\r\n\r\n{}",))
 
 
 def setup(service_s=0.01, duration_s=1.0, max_requests=None):
@@ -127,34 +135,85 @@ def test_stop_at_any_moment():
     assert len(records) == 30 and max(r.sent_s for r in records) < 0.3055
 
 
+def closed_loop(server, concurrency, duration_s=None, max_requests=None):
+    """A closed loop of worker threads against a real socket server, on the running loop's real clock."""
+    loop = asyncio.get_running_loop()
+    records: list = []
+    bound = Bound(loop.time, duration_s, max_requests)
+    path = BlockingPath(RecordBus([records.extend]), loop.time, loop.time(), Random(0), bound.may_retry)
+    driver = ClosedLoop(concurrency, ClassPicker([HTTP_CLS], [1.0], Random(0)), path, bound, Random(0),
+                        server.address)
+    return records, path, driver
+
+
+def in_flight_median(records, t0, t1, step=0.005):
+    """Return the median number of requests in flight at instants from t0 to t1 (seconds since the start)."""
+    counts = sorted(sum(r.sent_s <= t < r.done_s for r in records) for t in np.arange(t0, t1, step))
+    return counts[len(counts) // 2]
+
+
 def test_closed_loop_keeps_n_in_flight_and_resizes():
+    server = StubServer(delay_s=0.01)
+
     async def main():
         loop = asyncio.get_running_loop()
-        records, pool, bound, path = setup(service_s=0.01, duration_s=1.0)
-        driver = ClosedLoop(4, ClassPicker([CLS], [1.0], Random(0)), path, bound, Random(0))
-        loop.call_at(loop.time() + 0.505, driver.resize, 8)
-        loop.call_at(loop.time() + 0.805, driver.resize, 2)
+        records, path, driver = closed_loop(server, 4, duration_s=1.5)
+        loop.call_later(0.5, driver.resize, 8)
+        loop.call_later(1.0, driver.resize, 2)
         await driver.run()
-        return records, pool
-
-    records, pool = run_virtual(main)
-
-    def in_flight(t):
-        return sum(r.sent_s <= t < r.done_s for r in records)
-
-    assert [in_flight(t) for t in (0.2553, 0.6553, 0.9553)] == [4, 8, 2]
-    assert pool.max_in_flight == 8
-    assert len(records) == pytest.approx(4 * 50 + 8 * 30 + 2 * 20, abs=8)
-    assert not any(r.late for r in records)
-
-
-def test_closed_loop_stops_at_its_bound():
-    async def main():
-        records, pool, bound, path = setup(service_s=0.01, duration_s=None, max_requests=25)
-        await ClosedLoop(3, ClassPicker([CLS], [1.0], Random(0)), path, bound, Random(0)).run()
+        path.bus.flush()
         return records
 
-    assert len(run_virtual(main)) == 25
+    try:
+        records = asyncio.run(main())
+    finally:
+        server.close()
+    medians = [in_flight_median(records, a, b) for a, b in ((0.1, 0.45), (0.6, 0.95), (1.1, 1.45))]
+    peak = max(sum(r.sent_s <= t < r.done_s for r in records) for t in np.arange(0.0, 1.5, 0.001))
+    print(f"median in flight per phase {medians}, peak {peak}, {len(records)} requests")
+    assert medians == [4, 8, 2] and peak <= 8
+    assert all(r.outcome is Outcome.OK and not r.late for r in records)
+    assert threading.active_count() < 20  # the workers left with their phase (none piles up)
+
+
+def test_closed_loop_stops_at_its_budget():
+    server = StubServer(delay_s=0.002)
+
+    async def main():
+        records, path, driver = closed_loop(server, 3, max_requests=25)
+        await driver.run()
+        path.bus.flush()
+        return records
+
+    try:
+        records = asyncio.run(main())
+    finally:
+        server.close()
+    assert len(records) == 25 and len(server.spans) == 25
+
+
+def test_a_cancelled_closed_loop_ends_its_requests_in_flight_as_cancelled():
+    server = StubServer(hang=True)
+
+    async def main():
+        records, path, driver = closed_loop(server, 3, duration_s=30.0)
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(driver.run(), 0.5)  # the run's drain timeout cancels it the same way
+        path.bus.flush()
+        return records
+
+    try:
+        started = time.monotonic()
+        records = asyncio.run(main())
+        took = time.monotonic() - started
+    finally:
+        server.close()
+    assert [r.outcome for r in records] == [Outcome.CANCELLED] * 3, records
+    deadline = time.monotonic() + 10
+    while any(re.fullmatch(r"loadgen-\d+", t.name) for t in threading.enumerate()):  # ClosedLoop's workers
+        assert time.monotonic() < deadline, "worker threads outlived the cancelled run"
+        time.sleep(0.02)
+    assert took < 5.0, f"cancelling took {took:.1f} s"
 
 
 def test_class_picker_follows_shares():
