@@ -152,43 +152,44 @@ def in_flight_median(records, t0, t1, step=0.005):
     return counts[len(counts) // 2]
 
 
-def test_closed_loop_keeps_n_in_flight_and_resizes():
-    server = StubServer(delay_s=0.01)
+def drive(server, concurrency, during=None, **bounds):
+    """Run a closed loop against server until its bound (during(loop, driver) schedules changes); its records."""
 
     async def main():
-        loop = asyncio.get_running_loop()
-        records, path, driver = closed_loop(server, 4, duration_s=1.5)
-        loop.call_later(0.5, driver.resize, 8)
-        loop.call_later(1.0, driver.resize, 2)
+        records, path, driver = closed_loop(server, concurrency, **bounds)
+        if during is not None:
+            during(asyncio.get_running_loop(), driver)
         await driver.run()
         path.bus.flush()
         return records
 
     try:
-        records = asyncio.run(main())
+        return asyncio.run(main())
     finally:
         server.close()
+
+
+def closed_loop_workers() -> list[str]:
+    return [t.name for t in threading.enumerate() if re.fullmatch(r"loadgen-\d+", t.name)]
+
+
+def test_closed_loop_keeps_n_in_flight_and_resizes():
+    def changes(loop, driver):
+        loop.call_later(0.5, driver.resize, 8)
+        loop.call_later(1.0, driver.resize, 2)
+
+    records = drive(StubServer(delay_s=0.01), 4, changes, duration_s=1.5)
     medians = [in_flight_median(records, a, b) for a, b in ((0.1, 0.45), (0.6, 0.95), (1.1, 1.45))]
     peak = max(sum(r.sent_s <= t < r.done_s for r in records) for t in np.arange(0.0, 1.5, 0.001))
     print(f"median in flight per phase {medians}, peak {peak}, {len(records)} requests")
     assert medians == [4, 8, 2] and peak <= 8
     assert all(r.outcome is Outcome.OK and not r.late for r in records)
-    assert threading.active_count() < 20  # the workers left with their phase (none piles up)
+    assert closed_loop_workers() == []  # run() returns once every worker has left
 
 
 def test_closed_loop_stops_at_its_budget():
     server = StubServer(delay_s=0.002)
-
-    async def main():
-        records, path, driver = closed_loop(server, 3, max_requests=25)
-        await driver.run()
-        path.bus.flush()
-        return records
-
-    try:
-        records = asyncio.run(main())
-    finally:
-        server.close()
+    records = drive(server, 3, max_requests=25)
     assert len(records) == 25 and len(server.spans) == 25
 
 
@@ -210,7 +211,7 @@ def test_a_cancelled_closed_loop_ends_its_requests_in_flight_as_cancelled():
         server.close()
     assert [r.outcome for r in records] == [Outcome.CANCELLED] * 3, records
     deadline = time.monotonic() + 10
-    while any(re.fullmatch(r"loadgen-\d+", t.name) for t in threading.enumerate()):  # ClosedLoop's workers
+    while closed_loop_workers():
         assert time.monotonic() < deadline, "worker threads outlived the cancelled run"
         time.sleep(0.02)
     assert took < 5.0, f"cancelling took {took:.1f} s"
