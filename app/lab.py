@@ -72,6 +72,7 @@ class Lab:
         markers = MarkerLog()
         metrics = MetricsPoller(endpoint)
         load = LoadController(endpoint.http_url, held=markers.held)
+        load.worker.prestart()  # the generator's process imports while the dashboard starts
         store = state_dir() / "experiments.sqlite"
         scope = f"{server.kind}:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
         keeper = TimelineKeeper(TimelineStore(store, scope), metrics, load, markers)

@@ -218,10 +218,14 @@ class WorkerProcess:
             if self._run is not None and self._run.is_alive():
                 raise RuntimeError("a load run is already going on the worker")
             run = self._run = WorkerRun(self, subscribers, on_start)
-            if self._proc is None or self._proc.poll() is not None:
-                self._spawn()
+            self._ensure()
         self.send({"op": "start", "url": url, "spec": spec_to_dict(spec)})
         return run
+
+    def prestart(self) -> None:
+        """Start the worker now (it imports while the dashboard starts), so the first run goes out at once."""
+        with self._lock:
+            self._ensure()
 
     def send(self, command: dict) -> None:
         """Write one command; a worker that has died ends the run with its exit status."""
@@ -248,6 +252,10 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5.0)
+
+    def _ensure(self) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            self._spawn()
 
     def _spawn(self) -> None:
         env = dict(os.environ)
