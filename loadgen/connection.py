@@ -75,7 +75,6 @@ class BlockingConnection:
         self.address = (host, port)
         self.connect_timeout_s = connect_timeout_s
         self.sock: socket.socket | None = None
-        self.aborted = False
 
     def request(self, data: bytes, timeout_s: float | None = None) -> Response:
         """Send a pre-built request, return its Response within timeout_s in all; TimeoutError or ConnectionError
@@ -106,7 +105,6 @@ class BlockingConnection:
 
     def abort(self) -> None:
         """Fail the request in progress now, from any thread (a blocked recv returns at once)."""
-        self.aborted = True
         sock = self.sock
         if sock is not None:
             try:

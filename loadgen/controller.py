@@ -3,20 +3,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loadgen.records import Record, Subscriber
+from loadgen.records import RecordBus, Subscriber
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.spec import LoadSpec
 from loadgen.stats import Bucket, Held, WindowedStats, stats_for, window_rows
 from loadgen.worker import WorkerProcess, WorkerRun
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -45,7 +42,7 @@ class LoadController:
         self.runs = 0  # how many runs were started: a new number means a new run
         self.worker = WorkerProcess()
         self._lock = threading.RLock()
-        self._subscribers: list[Subscriber] = []
+        self._viewers = RecordBus()  # subscribe()'s subscribers
         self._run: WorkerRun | None = None
         self._stats: WindowedStats | None = None
         self._spec: LoadSpec | None = None
@@ -79,7 +76,7 @@ class LoadController:
             self._stats = stats = stats_for(spec, self.held)
             self.runs += 1
             self._spec = spec
-            self._run = self.worker.start_run(self.url, spec, [stats, self._fan_out], on_start=stats.set_start)
+            self._run = self.worker.start_run(self.url, spec, [stats, self._viewers.deliver], on_start=stats.set_start)
 
     def update(self, rate: float | None = None, concurrency: int | None = None) -> None:
         """Change the load of the running run now (open loop: rate; closed loop: concurrency)."""
@@ -116,7 +113,7 @@ class LoadController:
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call fn(records) from the worker thread for every batch; return a function that unsubscribes."""
         with self._lock:
-            self._subscribers.append(fn)
+            self._viewers.subscribers.append(fn)
         return lambda: self._unsubscribe(fn)
 
     def snapshot(self, window_s: float = 120.0) -> LoadSnapshot:
@@ -212,15 +209,8 @@ class LoadController:
 
     def _unsubscribe(self, fn: Subscriber) -> None:
         with self._lock:
-            if fn in self._subscribers:
-                self._subscribers.remove(fn)
-
-    def _fan_out(self, records: list[Record]) -> None:
-        for fn in list(self._subscribers):
-            try:
-                fn(records)
-            except Exception:  # noqa: BLE001 - a viewer's bug must not stop the load
-                log.exception("load subscriber %r failed", fn)
+            if fn in self._viewers.subscribers:
+                self._viewers.subscribers.remove(fn)
 
 
 def _past_rows(past: list, since: float) -> list[dict]:

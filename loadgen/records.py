@@ -68,8 +68,11 @@ class RecordBus:
         """Deliver pending records to every subscriber; one failing subscriber does not stop the rest."""
         pending = self._pending
         batch = [pending.popleft() for _ in range(len(pending))]  # records emitted meanwhile wait for the next
-        if not batch:
-            return
+        if batch:
+            self.deliver(batch)
+
+    def deliver(self, batch: list[Record]) -> None:
+        """Hand a batch to every subscriber now; one failing subscriber does not stop the rest."""
         for fn in list(self.subscribers):
             try:
                 fn(batch)

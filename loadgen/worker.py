@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from loadgen.outcome import Outcome
-from loadgen.records import Record, Subscriber
+from loadgen.records import Record, RecordBus, Subscriber
 from loadgen.run import LoadRun
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
@@ -144,7 +144,9 @@ class WorkerRun:
 
     def __init__(self, worker: WorkerProcess, subscribers: list[Subscriber],
                  on_start: Callable[[float], None] | None) -> None:
-        self._worker, self.subscribers, self.on_start = worker, subscribers, on_start
+        self._worker, self.on_start = worker, on_start
+        self.bus = RecordBus(subscribers)
+        self.proc: subprocess.Popen | None = None  # the worker process this run goes out from
         self.t0_epoch: float | None = None
         self.end_s: float | None = None
         self.error: str | None = None
@@ -176,12 +178,7 @@ class WorkerRun:
     def _event(self, event: dict) -> None:
         kind = event.get("ev")
         if kind == "records":
-            batch = decode(event["r"])
-            for fn in list(self.subscribers):
-                try:
-                    fn(batch)
-                except Exception:  # noqa: BLE001 - a sink's bug must not stop the load
-                    log.exception("record subscriber %r failed", fn)
+            self.bus.deliver(decode(event["r"]))
         elif kind == "started":
             self.t0_epoch = float(event["t0_epoch"])
             if self.on_start is not None:
@@ -219,6 +216,7 @@ class WorkerProcess:
                 raise RuntimeError("a load run is already going on the worker")
             run = self._run = WorkerRun(self, subscribers, on_start)
             self._ensure()
+            run.proc = self._proc
         self.send({"op": "start", "url": url, "spec": spec_to_dict(spec)})
         return run
 
@@ -258,10 +256,8 @@ class WorkerProcess:
             self._spawn()
 
     def _spawn(self) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no user text
-            [self.python, "-m", "loadgen", "worker"], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module (found from cwd), no user text
+            [self.python, "-m", "loadgen", "worker"], cwd=ROOT, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
         self._proc = proc
         threading.Thread(target=self._read, args=(proc,), name=f"loadgen-worker-{proc.pid}", daemon=True).start()
@@ -274,9 +270,9 @@ class WorkerProcess:
                 log.warning("load worker %d wrote %r", proc.pid, line[:200])
                 continue
             run = self._run
-            if run is not None:
-                run._event(event)  # noqa: SLF001 - the worker's events belong to its current run
+            if run is not None and run.proc is proc:
+                run._event(event)  # noqa: SLF001 - the process's events belong to the run it carries
         code = proc.wait()
         run = self._run
-        if run is not None and run.is_alive():
+        if run is not None and run.proc is proc and run.is_alive():  # not a later run on a new worker
             run._end(run.elapsed_s(), f"the load generator process {proc.pid} exited (status {code}) during the run")  # noqa: SLF001

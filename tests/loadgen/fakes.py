@@ -1,7 +1,11 @@
-"""Test helpers: an event loop on virtual time, and a connection pool that answers after a delay."""
+"""Test helpers: an event loop on virtual time, a connection pool that answers after a delay, and a real socket
+server for the closed loop's threads."""
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
+import time
 from collections.abc import Callable
 
 from loadgen.connection import Response
@@ -87,9 +91,6 @@ class StubServer:
     every request 200 after delay_s (never, with hang), and notes when each request arrived and was answered."""
 
     def __init__(self, delay_s: float = 0.01, hang: bool = False) -> None:
-        import socket  # noqa: PLC0415
-        import threading  # noqa: PLC0415
-
         self.delay_s, self.hang = delay_s, hang
         self.lock = threading.Lock()
         self.spans: list[tuple[float, float]] = []  # (arrived, answered) on time.monotonic
@@ -102,8 +103,6 @@ class StubServer:
         self._accept.start()
 
     def _serve(self) -> None:
-        import threading  # noqa: PLC0415
-
         while not self._closing.is_set():
             try:
                 conn, _ = self.sock.accept()
@@ -114,8 +113,6 @@ class StubServer:
             thread.start()
 
     def _handle(self, conn) -> None:
-        import time  # noqa: PLC0415
-
         buf = b""
         with conn:
             while not self._closing.is_set():

@@ -6,7 +6,6 @@ import asyncio
 import os
 import signal
 import threading
-import time
 
 import pytest
 
@@ -17,14 +16,8 @@ from loadgen.run import LoadRun
 from loadgen.shapes import ShapeSpec
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.worker import WorkerProcess, decode, encode
+from tests.helpers import wait_until
 from tests.loadgen.serverkit import add_bench_model, model_stats, remove_bench_model
-
-
-def wait_for(condition, timeout_s: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"{what} not met in {timeout_s} s"
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +51,7 @@ def test_the_dashboards_runs_go_out_from_one_worker_process_and_its_records_come
         assert first.error is None and first.summary["all"]["sent"] == 300 and first.started_at is not None
         assert sum(len(b) for b in batches) == 300
         ctl.start(identity_spec(concurrency=4, duration_s=60))  # the same worker serves the next run
-        wait_for(lambda: ctl.snapshot().summary.get("all", {}).get("ok", 0) > 100, what="second run answers")
+        wait_until(lambda: ctl.snapshot().summary.get("all", {}).get("ok", 0) > 100, what="second run answers")
         ctl.update(concurrency=1)
         assert ctl.worker.pid == pid
         ctl.stop()
@@ -69,14 +62,19 @@ def test_the_dashboards_runs_go_out_from_one_worker_process_and_its_records_come
     served = model_stats(triton, "identity")["inference_count"] - before
     print(f"worker {pid}: runs of 300 and {second['sent']} requests; the server counted {served}")
     assert served == 300 + second["ok"] and second["sent"] == second["ok"]
-    wait_for(lambda: not _alive(pid), 10, "worker exit after close()")
+    wait_until(lambda: not _alive(pid), 10, "worker exit after close()")
+    ctl.start(identity_spec(concurrency=1, duration_s=None, max_requests=20))  # at once on a new worker: the old
+    try:                                                                       # one's end is not this run's
+        assert ctl.wait(30) and ctl.snapshot().error is None and ctl.snapshot().summary["all"]["ok"] == 20
+    finally:
+        ctl.close()
 
 
 def test_a_worker_that_dies_ends_its_run_with_an_error_and_the_next_run_gets_a_new_one(triton, identity):
     ctl = LoadController(triton.url)
     try:
         ctl.start(identity_spec(concurrency=2, duration_s=60))
-        wait_for(lambda: ctl.snapshot().summary.get("all", {}).get("ok", 0) > 50, what="answers")
+        wait_until(lambda: ctl.snapshot().summary.get("all", {}).get("ok", 0) > 50, what="answers")
         pid = ctl.worker.pid
         os.kill(pid, signal.SIGKILL)  # a process this test's controller started
         assert ctl.wait(10), "the run did not end when its worker died"
@@ -92,10 +90,10 @@ def test_a_worker_that_dies_ends_its_run_with_an_error_and_the_next_run_gets_a_n
 def test_the_worker_stops_its_run_and_exits_when_the_dashboard_goes(triton, identity):
     worker = WorkerProcess()
     run = worker.start_run(triton.url, identity_spec(concurrency=2, duration_s=120), [])
-    wait_for(lambda: run.t0_epoch is not None, what="run start")
+    wait_until(lambda: run.t0_epoch is not None, what="run start")
     pid = worker.pid
     worker._proc.stdin.close()  # noqa: SLF001 - what a dashboard process's death does to the pipe
-    wait_for(lambda: not _alive(pid), 15, "worker exit when its stdin closed")
+    wait_until(lambda: not _alive(pid), 15, "worker exit when its stdin closed")
     assert run.join(5) and run.error is None and run.elapsed_s() < 60
 
 
