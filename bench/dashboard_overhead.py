@@ -155,7 +155,6 @@ def main(argv: list[str] | None = None) -> int:
         app.wait(20)
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    result["traffic_dashboard_pct"] = result["traffic_streamlit_pct"]  # the generator is no longer inside it
     result["throughput_ratio"] = result["with_page_rps"] / result["without_page_rps"]
     for key, value in result.items():
         print(f"{key:24s} {value:8.1f}" if "rps" in key or "pct" in key else f"{key:24s} {value:8.3f}")

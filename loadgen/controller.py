@@ -111,7 +111,8 @@ class LoadController:
         self.worker.close()
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
-        """Call fn(records) from the worker thread for every batch; return a function that unsubscribes."""
+        """Call fn(records) for every batch (from the thread reading the worker's pipe); return a function that
+        unsubscribes."""
         with self._lock:
             self._viewers.subscribers.append(fn)
         return lambda: self._unsubscribe(fn)

@@ -20,6 +20,7 @@ from loadgen.records import RecordBus
 from loadgen.schedule import Schedule, Stream
 from loadgen.spec import ArrivalSpec
 from loadgen.outcome import Outcome
+from tests.helpers import wait_until
 from tests.loadgen.fakes import FakePool, StubServer, run_virtual
 
 CLS = PreparedClass(Target("c", "m"), (b"req",))
@@ -210,10 +211,7 @@ def test_a_cancelled_closed_loop_ends_its_requests_in_flight_as_cancelled():
     finally:
         server.close()
     assert [r.outcome for r in records] == [Outcome.CANCELLED] * 3, records
-    deadline = time.monotonic() + 10
-    while closed_loop_workers():
-        assert time.monotonic() < deadline, "worker threads outlived the cancelled run"
-        time.sleep(0.02)
+    wait_until(lambda: not closed_loop_workers(), 10, "worker threads to leave after the cancelled run")
     assert took < 5.0, f"cancelling took {took:.1f} s"
 
 
