@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,6 @@ class TritonFixture:
     endpoint: Endpoint
     repo: Path
     pristine: Path
-    served: dict = field(default_factory=dict)  # each model's config as served from its pristine file
 
     @property
     def url(self) -> str:
@@ -50,30 +49,11 @@ class TritonFixture:
             last = now
         pytest.fail(f"the server did not go idle within {timeout_s:.0f} s: {last}")
 
-    def served_config(self, model: str) -> dict | None:
-        """Return the config the server serves for the model, None when it serves none (not loaded)."""
-        import tritonclient.http as http  # noqa: PLC0415
-        from tritonclient.utils import InferenceServerException  # noqa: PLC0415
-
-        try:
-            return http.InferenceServerClient(self.endpoint.host_port).get_model_config(model)
-        except InferenceServerException:
-            return None
-
     def restore(self, model: str) -> None:
-        """Put a model's pristine config.pbtxt back and reload it from the file.
-
-        Skipped when the file is pristine and the server still serves the config it served from that file at
-        the start (a test that put its starting config back itself, or changed nothing): a reload of a Python
-        backend model costs ~1.3 s, and ~40 tests end this way.
-        """
+        """Put a model's pristine config.pbtxt back and reload it from the file."""
         import tritonclient.http as http  # noqa: PLC0415
 
-        src, dst = self.pristine / model / "config.pbtxt", self.repo / model / "config.pbtxt"
-        if (model in self.served and dst.read_bytes() == src.read_bytes()
-                and self.served_config(model) == self.served[model]):
-            return
-        shutil.copyfile(src, dst)
+        shutil.copyfile(self.pristine / model / "config.pbtxt", self.repo / model / "config.pbtxt")
         http.InferenceServerClient(self.endpoint.host_port).load_model(model)
 
 
@@ -88,9 +68,7 @@ def triton(tmp_path_factory) -> TritonFixture:
     )
     endpoint = server.start()
     pgid = server.proc.pid
-    fixture = TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)
-    fixture.served = {model: fixture.served_config(model) for model in fixture.counts()}
-    yield fixture
+    yield TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)
     server.stop()
     if group_alive(pgid):  # pragma: no cover - stop() failed to clean up
         os.killpg(pgid, signal.SIGKILL)
@@ -111,7 +89,7 @@ def _server_idle_after(request):
     """After a test that used the server, wait for its last requests: the next test's counts start clean.
 
     A test that sent nothing (every model's counts as they were when it began, nothing pending) needs no
-    wait: that is ~130 tests' half second of stillness saved.
+    wait (~40 tests; each saves the half second of stillness).
     """
     triton = request.getfixturevalue("triton") if "triton" in request.fixturenames else None
     before = triton.counts() if triton is not None else None
