@@ -1,25 +1,28 @@
 """Capture real GPU evidence from a GPU machine: serve the GPU configs and save what Triton says.
 
-On the device machine of a task that has one (no registry there, Python 3.12 with numpy and
-prometheus-client, no tritonclient), `scripts/gpu_evidence_device.sh` runs this with the server carried in
-`.gpu-bundle/` (made here by `scripts/gpu_bundle.sh`); where the nvidia-pytriton wheel is installed:
+On the device machine of a task that has one, `scripts/gpu_evidence_device.sh` runs this on the Python
+runtime carried in `.gpu-bundle/` (made here by `scripts/gpu_bundle.sh`); where the wheel is installed:
     python scripts/capture_gpu_evidence.py OUT_DIR [--cpu]
 It starts the wheel's tritonserver with --model-config-name=gpu (each model's configs/gpu.pbtxt; models on
 the Python backend — the wheel has no onnxruntime backend, so mlp's GPU config is recorded as not loadable),
-sends gpu_sim traffic at 1 and then 2 instances, and writes to OUT_DIR (5 files: the device tool brings back
+sends gpu_sim traffic at 1 and then 2 instances, and writes to OUT_DIR 6 files (the device tool brings back
 at most 8): metrics_idle.prom, metrics_1_instance.prom, metrics_2_instances.prom, configs.json (each model's
-served config and the repository index) and summary.json (GPUs seen, memory per instance, instance counts
-served, the server's log tail). Without a GPU the GPU configs do not load: it says so in summary.json and
-exits 2. `--cpu` is the rehearsal: the same steps on the default (CPU) configs, exit 0 with no GPUs seen.
-Only the standard library, numpy and prometheus-client are used (all three are on the device machine).
+served config and the repository index), summary.json (GPUs seen, memory per instance, instances served,
+answers counted, nvidia-smi's per-process memory, any error) and the server's log tritonserver-PORT.log.
+Exit status: 0 done; 1 a step failed (summary.json holds the traceback); 2 the server did not start with
+these configs (as on a machine without a GPU); 4 done, but the server reported no GPU. `--cpu` is the
+rehearsal: the same steps on the default (CPU) configs. Only the standard library, numpy and
+prometheus-client are imported (the carried runtime holds those).
 """
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -34,7 +37,6 @@ from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
 
 MODELS = ("gpu_sim", "stream_acc", "token_sim", "mlp")
-FILES = ("metrics_idle.prom", "metrics_1_instance.prom", "metrics_2_instances.prom", "configs.json", "summary.json")
 
 
 class Triton:
@@ -85,24 +87,56 @@ class Triton:
             time.sleep(0.05)
 
 
+def _nvidia_smi_apps() -> str | None:
+    """Return nvidia-smi's per-process GPU memory (independent of DCGM), None where there is no nvidia-smi."""
+    try:
+        run = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"nvidia-smi: {exc}" if not isinstance(exc, FileNotFoundError) else None
+    return (run.stdout + run.stderr).strip()
+
+
+def settled_memory(metrics, timeout_s: float = 12.0, clock=time.monotonic, sleep=time.sleep) -> int:
+    """Wait until the GPUs' memory gauges read the same twice, 1.2 s apart (Triton refreshes them each second,
+    DCGM's watch may lag one more): a sample taken right after a reload can still show the old instances.
+    `metrics` returns a /metrics text; return how many reads it took."""
+    deadline = clock() + timeout_s
+    last, reads = None, 0
+    while True:
+        now = [g.memory_used for g in gpus_of(metrics())]
+        reads += 1
+        if not now or now == last or clock() >= deadline:  # no GPU gauges: nothing to wait for
+            return reads
+        last = now
+        sleep(1.2)
+
+
 def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
-    """Serve the GPU configs (the default ones with cpu), capture into out; return the exit status."""
+    """Serve the GPU configs (the default ones with cpu), capture into out; return the exit status:
+    0 done, 1 a step failed, 2 the server did not start with these configs, 4 done but no GPU reported."""
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"configs": "default (CPU rehearsal)" if cpu else "configs/gpu.pbtxt", "loaded": {},
-                     "instances_served": {}, "memory_used_by_instances": {}, "gpus": []}
+                     "instances_served": {}, "answered": {}, "memory_used_by_instances": {}, "gpus": [],
+                     "nvidia_smi_apps": {}, "note": "gpu_sim only sleeps (a labelled cost model): the memory an "
+                     "instance takes is its Python stub's CUDA context and Triton's pools, not model weights"}
+
+    def save() -> None:
+        (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+
     with tempfile.TemporaryDirectory(prefix="tbl-gpu-") as tmp:
         repo = Path(tmp) / "model_repository"
         shutil.copytree(MODEL_REPOSITORY, repo, ignore=shutil.ignore_patterns("__pycache__"))
-        server = EmbeddedServer(ServerOptions(
+        server = EmbeddedServer(ServerOptions(  # its log goes to out: the evidence, and the diagnosis of a failure
             model_repository=repo, http_port=None, grpc_port=None, metrics_port=None, models=("gpu_sim",),
-            log_dir=Path(tmp), extra_args=() if cpu else ("--model-config-name=gpu",)))
+            log_dir=out, extra_args=() if cpu else ("--model-config-name=gpu",)))
+        print(f"starting tritonserver with {summary['configs']}", flush=True)
         try:
             endpoint = server.start()
         except ServerStartError as exc:
-            reason = str(exc).strip().splitlines()[-1]
-            summary["error"] = reason
-            (out / "summary.json").write_text(json.dumps(summary, indent=1))
-            print(f"no usable GPU here: the GPU configs did not load ({reason})")
+            summary["error"] = str(exc)
+            save()
+            print(f"the server did not start with {summary['configs']}:\n{exc}")
             return 2
         try:
             triton = Triton(endpoint.http_url, endpoint.metrics_url)
@@ -114,30 +148,48 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
                     configs[model] = triton.config(model)
                 except Exception as exc:  # noqa: BLE001 - recorded: that is the evidence
                     summary["loaded"][model] = f"not loaded: {exc}"
+                print(f"{model}: {summary['loaded'][model][:300]}", flush=True)
             configs["repository index"] = triton.index()
             (out / "configs.json").write_text(json.dumps(configs, indent=1))
+            settled_memory(triton.metrics)
             (out / "metrics_idle.prom").write_text(triton.metrics())
+            save()
             for count in (1, 2):
                 config = triton.config("gpu_sim")
                 config["instance_group"][0]["count"] = count
                 triton.load("gpu_sim", config)
-                summary["instances_served"][count] = [g.get("count") for g in
-                                                      triton.config("gpu_sim")["instance_group"]]
+                summary["instances_served"][count] = [(g.get("kind"), g.get("count"), g.get("gpus"))
+                                                      for g in triton.config("gpu_sim")["instance_group"]]
                 for _ in range(requests_per_step):
                     triton.infer_gpu_sim()
+                settled_memory(triton.metrics)
                 text = triton.metrics_after(count * requests_per_step)
                 (out / f"metrics_{count}_instance{'s' if count > 1 else ''}.prom").write_text(text)
-                summary["memory_used_by_instances"][count] = sum(g.memory_used or 0 for g in gpus_of(text))
+                model = parse_metrics(text, 0.0).models.get("gpu_sim")
+                summary["answered"][count] = model.counters.get("nv_inference_request_success") if model else None
+                gpus = gpus_of(text)
+                summary["memory_used_by_instances"][count] = (sum(g.memory_used or 0 for g in gpus)
+                                                              if gpus else None)
+                summary["nvidia_smi_apps"][count] = _nvidia_smi_apps()
+                print(f"{count} instance(s): {summary['instances_served'][count]}, answered "
+                      f"{summary['answered'][count]}, GPU memory used {summary['memory_used_by_instances'][count]}",
+                      flush=True)
+                save()
             summary["gpus"] = [g.__dict__ for g in gpus_of(triton.metrics())]
-            summary["memory_per_instance_bytes"] = memory_per_instance(
-                {int(k): v for k, v in summary["memory_used_by_instances"].items()})
-            summary["server_log_tail"] = server.log_tail(60)
+            seen = {int(k): v for k, v in summary["memory_used_by_instances"].items() if v is not None}
+            summary["memory_per_instance_bytes"] = memory_per_instance(seen)
+        except Exception:  # noqa: BLE001 - a failed step is recorded with its traceback and the server's log
+            summary["error"] = traceback.format_exc()
+            save()
+            print(summary["error"])
+            return 1
         finally:
+            summary["server_log_tail"] = server.log_tail(80)
             server.stop()
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    save()
     print(json.dumps({k: v for k, v in summary.items() if k != "server_log_tail"}, indent=1, default=str))
     print("GPUs reported:", len(summary["gpus"]) or "none (no GPU on this machine, or no DCGM)")
-    return 0
+    return 0 if cpu or summary["gpus"] else 4
 
 
 def main(argv: list[str]) -> int:

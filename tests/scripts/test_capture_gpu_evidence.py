@@ -12,6 +12,7 @@ import sys
 
 from app.metrics.scrape import parse_metrics
 from app.paths import ROOT
+from scripts.capture_gpu_evidence import settled_memory
 
 SCRIPT = ROOT / "scripts" / "capture_gpu_evidence.py"
 FILES = {"metrics_idle.prom", "metrics_1_instance.prom", "metrics_2_instances.prom", "configs.json", "summary.json"}
@@ -29,23 +30,46 @@ def test_the_cpu_rehearsal_takes_every_step_and_writes_what_the_device_tool_can_
     run = _run(out, "--cpu")
     assert run.returncode == 0
     files = {p.name for p in out.iterdir()}
-    assert files == FILES and len(files) < 8, files  # the device tool brings back 8 files; device.log is one more
+    logs = {f for f in files if f.startswith("tritonserver-") and f.endswith(".log")}
+    assert files - logs == FILES and len(logs) == 1, files  # 6 files: the device tool brings back 8 (+ device.log)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["loaded"]["gpu_sim"] == "READY" and summary["loaded"]["stream_acc"] == "READY"
-    assert summary["instances_served"] == {"1": [1], "2": [2]}, summary["instances_served"]
-    assert summary["gpus"] == [] and summary["server_log_tail"]
+    assert summary["instances_served"] == {"1": [["KIND_CPU", 1, []]], "2": [["KIND_CPU", 2, []]]}, summary
+    assert summary["answered"] == {"1": 200, "2": 400}, summary["answered"]  # counters kept over the reload
+    assert summary["gpus"] == [] and summary["memory_used_by_instances"] == {"1": None, "2": None}
+    assert summary["memory_per_instance_bytes"] is None and "error" not in summary and summary["server_log_tail"]
     configs = json.loads((out / "configs.json").read_text())
     assert configs["gpu_sim"]["instance_group"][0]["kind"] == "KIND_CPU"
     assert {m["name"] for m in configs["repository index"]} >= {"gpu_sim", "stream_acc", "token_sim", "mlp"}
     answered = [parse_metrics((out / f).read_text(), 0.0).models["gpu_sim"].counters["nv_inference_request_success"]
                 for f in ("metrics_idle.prom", "metrics_1_instance.prom", "metrics_2_instances.prom")]
-    assert answered == [0, 200, 400], answered  # 200 answers at each instance count, counters kept over the reload
+    assert answered == [0, 200, 400], answered
 
 
-def test_without_a_gpu_the_gpu_configs_fail_to_load_and_it_says_so(tmp_path):
+def test_without_a_gpu_the_gpu_configs_fail_to_load_and_it_says_why(tmp_path):
     out = tmp_path / "evidence"
     run = _run(out)
     assert run.returncode == 2
-    assert "no usable GPU here" in run.stdout
+    assert "did not start with configs/gpu.pbtxt" in run.stdout
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["gpus"] == [] and summary["configs"] == "configs/gpu.pbtxt" and summary["error"], summary
+    assert summary["gpus"] == [] and summary["configs"] == "configs/gpu.pbtxt", summary
+    assert "unsupported gpu id 0" in summary["error"], summary["error"][-2000:]  # Triton's own words, kept whole
+    assert any(p.name.startswith("tritonserver-") for p in out.iterdir())  # and its whole log
+
+
+def _gpu_text(*used: float) -> str:
+    return "".join(f'nv_gpu_memory_used_bytes{{gpu_uuid="GPU-{i}"}} {u}\n' for i, u in enumerate(used))
+
+
+def test_the_memory_sample_waits_for_the_gauges_to_settle_and_no_longer_than_its_limit():
+    now = [0.0]
+
+    def sleep(s):
+        now[0] += s
+
+    reads = iter([_gpu_text(1e9, 0), _gpu_text(2e9, 0), _gpu_text(2e9, 0), _gpu_text(9e9, 0)])
+    assert settled_memory(lambda: next(reads), clock=lambda: now[0], sleep=sleep) == 3  # a reload shows late
+    moving = (_gpu_text(float(i)) for i in range(100))
+    now[0] = 0.0
+    assert settled_memory(lambda: next(moving), timeout_s=11.0, clock=lambda: now[0], sleep=sleep) == 11  # read at 12.0 s
+    assert settled_memory(lambda: "nv_inference_count{model=\"m\"} 1\n", sleep=sleep) == 1  # no GPU: no wait
