@@ -9,7 +9,7 @@ sends gpu_sim traffic at 1 and then 2 instances, and writes to OUT_DIR 6 files (
 at most 8): metrics_idle.prom, metrics_1_instance.prom, metrics_2_instances.prom, configs.json (each model's
 served config and the repository index), summary.json (GPUs seen, memory per instance, instances served,
 answers counted, nvidia-smi's per-process memory, any error) and the server's log tritonserver-PORT.log.
-Exit status: 0 done; 1 a step failed (summary.json holds the traceback); 2 the server did not start with
+Exit status: 0 done; 1 a step failed or SIGTERM came (summary.json holds the traceback); 2 the server did not start with
 these configs (as on a machine without a GPU); 4 done, but the server reported no GPU. `--cpu` is the
 rehearsal: the same steps on the default (CPU) configs. Only the standard library, numpy and
 prometheus-client are imported (the carried runtime holds those).
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,9 +118,11 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
     0 done, 1 a step failed, 2 the server did not start with these configs, 4 done but no GPU reported."""
     out.mkdir(parents=True, exist_ok=True)
     summary: dict = {"configs": "default (CPU rehearsal)" if cpu else "configs/gpu.pbtxt", "loaded": {},
-                     "instances_served": {}, "answered": {}, "memory_used_by_instances": {}, "gpus": [],
-                     "nvidia_smi_apps": {}, "note": "gpu_sim only sleeps (a labelled cost model): the memory an "
-                     "instance takes is its Python stub's CUDA context and Triton's pools, not model weights"}
+                     "instances_served": {}, "answered": {}, "gpu_memory_used_total": {}, "gpus": [],
+                     "nvidia_smi_apps": {}, "note": "gpu_memory_used_total is all the memory in use on the GPUs "
+                     "(the server, every model's instances); memory_per_instance_bytes is its slope over gpu_sim's "
+                     "instance counts. gpu_sim only sleeps (a labelled cost model): no weights, so what an instance "
+                     "takes is whatever its Python backend stub holds on the GPU (maybe close to 0)"}
 
     def save() -> None:
         (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
@@ -146,9 +149,12 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
                     triton.load(model)
                     summary["loaded"][model] = "READY"
                     configs[model] = triton.config(model)
+                except Stopped:
+                    raise
                 except Exception as exc:  # noqa: BLE001 - recorded: that is the evidence
                     summary["loaded"][model] = f"not loaded: {exc}"
                 print(f"{model}: {summary['loaded'][model][:300]}", flush=True)
+                save()
             configs["repository index"] = triton.index()
             (out / "configs.json").write_text(json.dumps(configs, indent=1))
             settled_memory(triton.metrics)
@@ -168,31 +174,39 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
                 model = parse_metrics(text, 0.0).models.get("gpu_sim")
                 summary["answered"][count] = model.counters.get("nv_inference_request_success") if model else None
                 gpus = gpus_of(text)
-                summary["memory_used_by_instances"][count] = (sum(g.memory_used or 0 for g in gpus)
-                                                              if gpus else None)
+                summary["gpu_memory_used_total"][count] = sum(g.memory_used or 0 for g in gpus) if gpus else None
                 summary["nvidia_smi_apps"][count] = _nvidia_smi_apps()
                 print(f"{count} instance(s): {summary['instances_served'][count]}, answered "
-                      f"{summary['answered'][count]}, GPU memory used {summary['memory_used_by_instances'][count]}",
+                      f"{summary['answered'][count]}, GPU memory used {summary['gpu_memory_used_total'][count]}",
                       flush=True)
                 save()
             summary["gpus"] = [g.__dict__ for g in gpus_of(triton.metrics())]
-            seen = {int(k): v for k, v in summary["memory_used_by_instances"].items() if v is not None}
+            seen = {int(k): v for k, v in summary["gpu_memory_used_total"].items() if v is not None}
             summary["memory_per_instance_bytes"] = memory_per_instance(seen)
         except Exception:  # noqa: BLE001 - a failed step is recorded with its traceback and the server's log
             summary["error"] = traceback.format_exc()
-            save()
             print(summary["error"])
             return 1
         finally:
             summary["server_log_tail"] = server.log_tail(80)
             server.stop()
+            save()
     save()
     print(json.dumps({k: v for k, v in summary.items() if k != "server_log_tail"}, indent=1, default=str))
     print("GPUs reported:", len(summary["gpus"]) or "none (no GPU on this machine, or no DCGM)")
     return 0 if cpu or summary["gpus"] else 4
 
 
+class Stopped(Exception):
+    """SIGTERM came (the device script's time bound): the steps stop, what was seen is saved."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Stopped("stopped by SIGTERM (the device script's time bound)")
+
+
 def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _on_sigterm)  # a bounded run still saves its summary and stops the server
     args = [a for a in argv if a != "--cpu"]
     return capture(Path(args[0] if args else "gpu-evidence"), cpu="--cpu" in argv)
 

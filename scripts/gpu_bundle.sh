@@ -43,6 +43,8 @@ rt="$stage/python"
 mkdir -p "$rt/bin" "$rt/lib"
 cp "$prefix/bin/python3.12" "$rt/bin/" && ln -s python3.12 "$rt/bin/python3" && ln -s python3.12 "$rt/bin/python"
 cp "$prefix/lib/libpython3.12.so.1.0" "$rt/lib/"
+libffi=$(ldd "$prefix/lib/python3.12/lib-dynload/_ctypes.cpython-312-x86_64-linux-gnu.so" | awk '/libffi/ {print $3}')
+[ -n "$libffi" ] && cp -L "$libffi" "$rt/lib/"  # ctypes (the server launcher) needs it; 40 KB, in case the image lacks it
 (cd "$prefix/lib" && tar -cf - --exclude='python3.12/test' --exclude='python3.12/idlelib' \
   --exclude='python3.12/tkinter' --exclude='python3.12/turtledemo' --exclude='python3.12/ensurepip' \
   --exclude='python3.12/lib2to3' --exclude='python3.12/config-3.12-*' --exclude='python3.12/site-packages/*' \

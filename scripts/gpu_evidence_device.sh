@@ -2,8 +2,10 @@
 # The one prepared command for a GPU device machine (the bundle: scripts/gpu_bundle.sh, run here first):
 #   scripts/gpu_evidence_device.sh OUT_DIR [--cpu]      (--cpu: the rehearsal, on a machine without a GPU)
 # It unpacks the carried server and Python runtime, records nvidia-smi, and runs the capture on the carried
-# Python within 300 s (a device call may run 600 s; the rest is for a second try). The device tool brings
-# back at most 8 files from $OUT: the capture writes 6, this script 1 (device.log).
+# Python within 180 s (the rehearsal takes 18 s; the rest of a session's device time is for a second try).
+# Exit status: the capture's (0 done, 1 a step failed, 2 the GPU configs did not load, 4 no GPU reported),
+# 3 the bundle is missing, 5 the 180 s bound was reached. The device tool brings back at most 8 files from
+# $OUT: the capture writes 6, this script 1 (device.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu_evidence_device.sh OUT_DIR [--cpu]}
@@ -28,10 +30,14 @@ for part in ("server", "python"):
   export LD_LIBRARY_PATH="$unpacked/python/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
   unset PYTHONHOME
-  echo "== python: $("$unpacked/python/bin/python3" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
+  export PYTHONNOUSERSITE=1
+  # a module whose system library is missing shows up here by name
+  echo "== python: $("$unpacked/python/bin/python3" -c 'import sys, ctypes, socket, json, urllib.request, numpy
+print(sys.version.split()[0], "numpy", numpy.__version__)')"
   PYTHONPATH="$unpacked/server" TBL_STATE_DIR="$unpacked/state" \
-    timeout -k 10 300 "$unpacked/python/bin/python3" -u scripts/capture_gpu_evidence.py "$out" "${@:2}"
+    timeout -k 10 180 "$unpacked/python/bin/python3" -u scripts/capture_gpu_evidence.py "$out" "${@:2}"
   rc=$?
+  case $rc in 124|137) rc=5 ;; esac  # not the device tool's own 124/137 (its limit)
   echo "== capture exit status $rc"
   exit $rc
 ) > "$log" 2>&1

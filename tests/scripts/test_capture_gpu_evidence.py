@@ -7,8 +7,10 @@ load here with a clear summary and exit status 2 (what a machine without a usabl
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from app.metrics.scrape import parse_metrics
 from app.paths import ROOT
@@ -36,7 +38,7 @@ def test_the_cpu_rehearsal_takes_every_step_and_writes_what_the_device_tool_can_
     assert summary["loaded"]["gpu_sim"] == "READY" and summary["loaded"]["stream_acc"] == "READY"
     assert summary["instances_served"] == {"1": [["KIND_CPU", 1, []]], "2": [["KIND_CPU", 2, []]]}, summary
     assert summary["answered"] == {"1": 200, "2": 400}, summary["answered"]  # counters kept over the reload
-    assert summary["gpus"] == [] and summary["memory_used_by_instances"] == {"1": None, "2": None}
+    assert summary["gpus"] == [] and summary["gpu_memory_used_total"] == {"1": None, "2": None}
     assert summary["memory_per_instance_bytes"] is None and "error" not in summary and summary["server_log_tail"]
     configs = json.loads((out / "configs.json").read_text())
     assert configs["gpu_sim"]["instance_group"][0]["kind"] == "KIND_CPU"
@@ -73,3 +75,36 @@ def test_the_memory_sample_waits_for_the_gauges_to_settle_and_no_longer_than_its
     now[0] = 0.0
     assert settled_memory(lambda: next(moving), timeout_s=11.0, clock=lambda: now[0], sleep=sleep) == 11  # read at 12.0 s
     assert settled_memory(lambda: "nv_inference_count{model=\"m\"} 1\n", sleep=sleep) == 1  # no GPU: no wait
+
+
+def test_a_run_stopped_by_sigterm_saves_what_it_saw_and_stops_its_server(tmp_path):
+    """The device script bounds the capture with `timeout`: what was seen must survive, no server may stay."""
+    out = tmp_path / "evidence"
+    proc = subprocess.Popen([sys.executable, "-u", str(SCRIPT), str(out), "--cpu"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    seen = []
+    try:
+        for line in proc.stdout:  # stop it once the server is up and a model is loaded
+            seen.append(line)
+            if line.startswith("gpu_sim: READY"):
+                proc.send_signal(signal.SIGTERM)
+                break
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print("".join(seen), rest)
+    assert proc.returncode == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert "stopped by SIGTERM" in summary["error"] and summary["loaded"]["gpu_sim"] == "READY", summary
+    log = next(out.glob("tritonserver-*.log"))
+    port = log.stem.split("-")[1]
+    assert not any(b"tritonserver" in cmd and f"--http-port={port}".encode() in cmd
+                   for cmd in map(_read, Path("/proc").glob("[0-9]*/cmdline"))), "the server outlived the capture"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # the process ended while we looked
+        return b""
