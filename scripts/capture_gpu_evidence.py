@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the app package 
     sys.path.insert(0, str(ROOT))
 
 from app.metrics.gpu import gpus_of, memory_per_instance
-from app.metrics.scrape import parse_metrics
+from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
 
@@ -73,18 +73,18 @@ class Triton:
             raise RuntimeError(f"gpu_sim answered {answer['outputs'][0]['data'][:3]}")
 
     def metrics(self) -> str:
-        with urllib.request.urlopen(self.metrics_url, timeout=10) as resp:
-            return resp.read().decode()
+        return fetch_text(self.metrics_url, timeout_s=10.0)
 
-    def metrics_after(self, answered: int, timeout_s: float = 10.0) -> str:
-        """Return /metrics once it counts `answered` gpu_sim answers (a count may land just after its answer)."""
+    def metrics_after(self, answered: int, timeout_s: float = 10.0) -> tuple[str, float | None]:
+        """Return /metrics and its count of gpu_sim answers once that reaches `answered` (a count may land just
+        after its answer) or timeout_s has passed."""
         deadline = time.monotonic() + timeout_s
         while True:
             text = self.metrics()
             model = parse_metrics(text, 0.0).models.get("gpu_sim")
-            done = model.counters.get("nv_inference_request_success", 0.0) if model else 0.0
-            if done >= answered or time.monotonic() > deadline:
-                return text
+            done = model.counters.get("nv_inference_request_success") if model else None
+            if (done or 0.0) >= answered or time.monotonic() > deadline:
+                return text, done
             time.sleep(0.05)
 
 
@@ -169,10 +169,8 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
                 for _ in range(requests_per_step):
                     triton.infer_gpu_sim()
                 settled_memory(triton.metrics)
-                text = triton.metrics_after(count * requests_per_step)
+                text, summary["answered"][count] = triton.metrics_after(count * requests_per_step)
                 (out / f"metrics_{count}_instance{'s' if count > 1 else ''}.prom").write_text(text)
-                model = parse_metrics(text, 0.0).models.get("gpu_sim")
-                summary["answered"][count] = model.counters.get("nv_inference_request_success") if model else None
                 gpus = gpus_of(text)
                 summary["gpu_memory_used_total"][count] = sum(g.memory_used or 0 for g in gpus) if gpus else None
                 summary["nvidia_smi_apps"][count] = _nvidia_smi_apps()
@@ -191,7 +189,6 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
             summary["server_log_tail"] = server.log_tail(80)
             server.stop()
             save()
-    save()
     print(json.dumps({k: v for k, v in summary.items() if k != "server_log_tail"}, indent=1, default=str))
     print("GPUs reported:", len(summary["gpus"]) or "none (no GPU on this machine, or no DCGM)")
     return 0 if cpu or summary["gpus"] else 4
