@@ -35,7 +35,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: the app package 
 from app.metrics.gpu import gpus_of, memory_per_instance
 from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import MODEL_REPOSITORY
-from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
+from app.server.embedded import EmbeddedServer, ServerOptions
+from app.server.errors import ServerStartError
 
 MODELS = ("gpu_sim", "stream_acc", "token_sim", "mlp")
 

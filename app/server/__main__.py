@@ -8,7 +8,8 @@ import threading
 from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY
-from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError
+from app.server.embedded import EmbeddedServer, ServerOptions
+from app.server.errors import ServerStartError
 from app.server.repository import model_names
 
 

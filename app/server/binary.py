@@ -1,13 +1,16 @@
 """Locate the tritonserver binary shipped in the nvidia-pytriton wheel and prepare its backends."""
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import sys
 from pathlib import Path
 
+from app.server.errors import ServerBinaryError
 
-class ServerBinaryError(RuntimeError):
-    """The embedded tritonserver cannot be found or prepared."""
+# The wheel's Python backend stub (Triton 2.51) works with numpy 1.x only: under numpy 2 every Python
+# model answers "output tensor shape does not match size of output" (measured on Python 3.11 and 3.12).
+STUB_NUMPY_MAJOR = 1
 
 
 def wheel_root() -> Path:
@@ -28,7 +31,13 @@ def server_binary() -> Path:
 
 
 def prepare_backends(target: Path) -> Path:
-    """Build a private backends folder whose python backend has the stub for this interpreter."""
+    """Build a private backends folder whose python backend has the stub for this interpreter.
+
+    ServerBinaryError, before anything starts, when the stub could not serve with this interpreter's numpy.
+    """
+    problem = numpy_problem(_installed("numpy"))
+    if problem:
+        raise ServerBinaryError(problem)
     root = wheel_root()
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     stub = root / "python_backend_stubs" / version / "triton_python_backend_stub"
@@ -41,6 +50,31 @@ def prepare_backends(target: Path) -> Path:
             _copy_if_changed(item, python_dir / item.name)
     _copy_if_changed(stub, python_dir / stub.name)
     return target
+
+
+def numpy_problem(version: str | None) -> str | None:
+    """Return why the Python backend stub cannot serve with this numpy version (None when it can).
+
+    The stub runs this interpreter's site-packages (this interpreter's folder leads its PATH), so the numpy the
+    lab imports is the numpy every Python model gets.
+    """
+    fix = f'{sys.executable} -m pip install "numpy<{STUB_NUMPY_MAJOR + 1}"'
+    if version is None:
+        return f"numpy is not installed for {sys.executable}; the Python models need it. Install it: {fix}"
+    major = version.split(".", 1)[0]
+    if not major.isdigit() or int(major) != STUB_NUMPY_MAJOR:
+        return (f"numpy {version} is installed for {sys.executable}, but tritonserver 2.51's Python backend stub "
+                f"(nvidia-pytriton wheel) works only with numpy {STUB_NUMPY_MAJOR}.x: every request to a Python model "
+                f"would fail with \"output tensor shape does not match size of output\". The server was not started. "
+                f"Install a {STUB_NUMPY_MAJOR}.x numpy (requirements.txt pins one): {fix}")
+    return None
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def library_dir() -> Path:

@@ -27,8 +27,9 @@ from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.embedded import ServerStartError, endpoint_at, wait_ready
+from app.server.embedded import endpoint_at, wait_ready
 from app.server.endpoint import Endpoint
+from app.server.errors import ServerStartError
 from app.server.ports import choose_ports
 from app.server.repository import model_names
 

@@ -15,13 +15,10 @@ from pathlib import Path
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.endpoint import Endpoint
+from app.server.errors import ServerStartError
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
 from app.server.repository import model_names
-
-
-class ServerStartError(RuntimeError):
-    """The server did not become ready; the message carries the log tail."""
 
 
 @dataclass(frozen=True)

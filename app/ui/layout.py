@@ -12,7 +12,7 @@ from app.config.read import settings_of
 from app.config.settings import ModelSettings
 from app.knobs import summarize_change
 from app.lab import Lab
-from app.server.embedded import ServerStartError
+from app.server.errors import ServerStartError
 from app.ui.editor import raw_editor
 from app.ui.access import access, token_prompt
 from app.ui.state import get_lab

@@ -14,7 +14,7 @@ from app.config.settings import DynamicBatching
 from app.paths import MODEL_REPOSITORY
 from app.server.docker_server import (LABEL, LOCAL_IMAGE, DockerOptions, DockerServer, DockerUnavailable,
                                       device_requests, local_image_tar, run_kwargs)
-from app.server.embedded import ServerStartError
+from app.server.errors import ServerStartError
 from loadgen.spec import LoadSpec
 from tests.helpers import wait_until
 

@@ -13,7 +13,8 @@ import urllib.request
 import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
-from app.server.embedded import EmbeddedServer, ServerOptions, ServerStartError, group_alive
+from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
+from app.server.errors import ServerStartError
 from app.server.ports import choose_ports, is_free
 from app.server.status import fetch_status
 from tests.helpers import wait_until
