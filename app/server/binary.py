@@ -63,10 +63,11 @@ def numpy_problem(version: str | None) -> str | None:
         return f"numpy is not installed for {sys.executable}; the Python models need it. Install it: {fix}"
     major = version.split(".", 1)[0]
     if not major.isdigit() or int(major) != STUB_NUMPY_MAJOR:
-        return (f"numpy {version} is installed for {sys.executable}, but tritonserver 2.51's Python backend stub "
-                f"(nvidia-pytriton wheel) works only with numpy {STUB_NUMPY_MAJOR}.x: every request to a Python model "
-                f"would fail with \"output tensor shape does not match size of output\". The server was not started. "
-                f"Install a {STUB_NUMPY_MAJOR}.x numpy (requirements.txt pins one): {fix}")
+        return (f"numpy {version} is installed for {sys.executable},\n"
+                f"but tritonserver 2.51's Python backend stub (nvidia-pytriton wheel) works only with numpy "
+                f"{STUB_NUMPY_MAJOR}.x:\nevery request to a Python model would fail with "
+                f"\"output tensor shape does not match size of output\".\nThe server was not started. "
+                f"Install a {STUB_NUMPY_MAJOR}.x numpy (requirements.txt pins one):\n  {fix}")
     return None
 
 
