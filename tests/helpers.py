@@ -4,7 +4,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -82,3 +84,16 @@ def model_module(model: str):
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def numpy2_python(base: Path, version: str = "2.1.3") -> Path:
+    """Return the python of a new venv under base whose site-packages declare numpy `version` (its metadata, found
+    ahead of the lab's packages, which a .pth adds after it): what the lab sees after `pip install numpy==2...`."""
+    venv = base / "numpy2-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    info = site / f"numpy-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: {version}\n")
+    (site / "zz_lab.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # the lab's packages, after numpy's
+    return venv / "bin" / "python"

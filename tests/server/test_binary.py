@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import numpy
@@ -13,6 +11,7 @@ from app.paths import ROOT
 from app.server.binary import STUB_NUMPY_MAJOR, numpy_problem
 from app.server.errors import ServerBinaryError, ServerStartError
 from app.server.ports import choose_ports, is_free
+from tests.helpers import numpy2_python
 
 
 def test_the_pinned_numpy_is_accepted():
@@ -35,16 +34,11 @@ def test_a_binary_error_is_shown_where_start_errors_are():
 def test_the_server_cli_refuses_numpy_2_before_starting_anything(tmp_path):
     """A venv whose site-packages hold numpy 2 (its metadata, ahead of the lab's packages): exit 1 with the fix,
     no tritonserver started (its ports stay free, no log written)."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
-    (site / "numpy-2.1.3.dist-info").mkdir()
-    (site / "numpy-2.1.3.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 2.1.3\n")
-    (site / "zz_lab.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # the lab's packages, after numpy 2's
+    python = numpy2_python(tmp_path)
     ports = choose_ports((None, None, None))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"TBL_STATE_DIR": str(tmp_path / "state")}
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "app.server", *(f"--{k}-port={p}" for k, p in zip(("http", "grpc", "metrics"), ports))],
+        [str(python), "-m", "app.server", *(f"--{k}-port={p}" for k, p in zip(("http", "grpc", "metrics"), ports))],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
     assert "numpy 2.1.3" in done.stderr and 'pip install "numpy<2"' in done.stderr, done.stderr

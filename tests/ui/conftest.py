@@ -14,7 +14,7 @@ import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.ports import free_port
-from tests.helpers import require_tool
+from tests.helpers import numpy2_python, require_tool
 
 
 def app_environ(triton, state_dir: Path) -> dict[str, str]:
@@ -68,12 +68,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-component-update", "--disable-sync"]
 
 
-def _streamlit(env: dict, base: Path, ready_s: float = 60.0):
-    """Run `streamlit run streamlit_app.py` with env; yield its URL; kill its process group afterwards."""
+def _streamlit(env: dict, base: Path, ready_s: float = 60.0, python: str | Path = sys.executable):
+    """Run `streamlit run streamlit_app.py` with env on python; yield its URL; kill its process group afterwards."""
     port = free_port()
     log = (base / "streamlit.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.address", "127.0.0.1",
+        [str(python), "-m", "streamlit", "run", "streamlit_app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -126,6 +126,14 @@ def embedded_dashboard(tmp_path):
     env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
                 "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
     yield from _streamlit(env, tmp_path, ready_s=90.0)
+
+
+@pytest.fixture
+def numpy2_dashboard(tmp_path):
+    """The dashboard in embedded mode on an interpreter whose numpy is 2.x (tests.helpers.numpy2_python)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "PYTHONPATH")}
+    env.update({"TBL_STATE_DIR": str(tmp_path / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+    yield from _streamlit(env, tmp_path, python=numpy2_python(tmp_path))
 
 
 @pytest.fixture(scope="session")

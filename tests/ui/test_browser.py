@@ -193,6 +193,23 @@ def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard,
         print(f"executions in the window: {before} before the restart, {after} after")
 
 
+def test_a_server_that_cannot_start_is_explained_with_its_fix(numpy2_dashboard, browser, tmp_path):
+    """numpy 2 under the wheel's Python backend stub: the page says so, with the command that fixes it, and offers
+    to try again; no tritonserver was started (none of its logs), nothing crashed."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(numpy2_dashboard)
+        page.get_by_text("could not be started").wait_for(timeout=60_000)
+        alert = page.locator('[data-testid="stAlert"]').first.inner_text()
+        assert "numpy 2.1.3" in alert and 'pip install "numpy<2"' in alert, alert
+        assert page.get_by_role("button", name="Try again").is_visible()
+        assert not page.locator('[data-testid="stException"]').count()
+        full_screenshot(page, "server_cannot_start")
+    finally:
+        page.close()
+    assert not list((tmp_path / "state").glob("**/tritonserver-*.log"))
+
+
 def test_demo_mode_shows_the_operators_live_lab_with_no_control(dashboard, browser):
     operator = browser.new_page(viewport={"width": 1400, "height": 1000})
     demo = browser.new_page(viewport={"width": 1400, "height": 1000})
