@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -58,7 +59,7 @@ def numpy_problem(version: str | None) -> str | None:
     The stub runs this interpreter's site-packages (this interpreter's folder leads its PATH), so the numpy the
     lab imports is the numpy every Python model gets.
     """
-    fix = f'{sys.executable} -m pip install "numpy<{STUB_NUMPY_MAJOR + 1}"'
+    fix = f'{shlex.quote(sys.executable)} -m pip install "numpy<{STUB_NUMPY_MAJOR + 1}"'
     if version is None:
         return f"numpy is not installed for {sys.executable}; the Python models need it. Install it: {fix}"
     major = version.split(".", 1)[0]
@@ -72,6 +73,7 @@ def numpy_problem(version: str | None) -> str | None:
 
 
 def _installed(package: str) -> str | None:
+    """Return the installed version of package by its metadata (what pip installed), without importing it."""
     try:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:

@@ -217,12 +217,13 @@ class DockerServer:
         if self.running():
             return self.endpoint
         opts = self.options
-        self._ensure_image()
         ports = choose_ports((opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
         name = opts.name or f"tbl-triton-{ports[0]}"
+        kwargs = run_kwargs(opts, ports, name)  # ServerBinaryError here (the lab's image) before Docker is asked
+        self._ensure_image()
         self._remove_stale(name)
         try:
-            self.container = self.client.containers.run(**run_kwargs(opts, ports, name))
+            self.container = self.client.containers.run(**kwargs)
         except Exception as exc:  # noqa: BLE001 - the daemon's refusal, said plainly
             raise ServerStartError(f"Docker could not start the Triton container: {_short(exc)}") from exc
         self.endpoint = endpoint_at(opts.host, ports)

@@ -23,11 +23,13 @@ DOCKER = "/usr/bin/docker"  # Debian's docker.io (scripts/lab.sh test installs i
 
 
 def _compose(*args: str, file: Path = ROOT / "compose.yaml", token: str | None = TOKEN) -> subprocess.CompletedProcess:
+    """Run the real Compose on file with TBL_OPERATOR_TOKEN=token (None: unset, and no .env a user keeps it in)."""
     env = {k: v for k, v in os.environ.items() if k != "TBL_OPERATOR_TOKEN"}
     if token is not None:
         env["TBL_OPERATOR_TOKEN"] = token
-    return subprocess.run([str(BINARY), "-f", str(file), *args], cwd=file.parent, capture_output=True, text=True,
-                          timeout=60, check=False, env=env)
+    env_file = [] if token is not None else ["--env-file", os.devnull]
+    return subprocess.run([str(BINARY), *env_file, "-f", str(file), *args], cwd=file.parent, capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -107,12 +109,12 @@ def test_the_lab_image_gets_the_tracked_tree_and_nothing_git_ignores(docker_cli,
         (context / name).write_text("must not reach the image\n")
     (tmp_path / "Dockerfile").write_text("FROM scratch\nCOPY . /context/\n")
     tag = f"tbl-context-probe:{os.getpid()}"
-    build = subprocess.run([docker_cli, "build", "-q", "-f", str(tmp_path / "Dockerfile"), "-t", tag, str(context)],
-                           capture_output=True, text=True, timeout=120, check=False,
-                           env={**os.environ, "DOCKER_BUILDKIT": "0"})
-    assert build.returncode == 0, build.stderr
     container = ""
     try:
+        build = subprocess.run([docker_cli, "build", "-q", "--force-rm", "-f", str(tmp_path / "Dockerfile"), "-t", tag,
+                                str(context)], capture_output=True, text=True, timeout=120, check=False,
+                               env={**os.environ, "DOCKER_BUILDKIT": "0"})
+        assert build.returncode == 0, build.stderr
         created = subprocess.run([docker_cli, "create", tag, "/none"], capture_output=True, text=True, timeout=60,
                                  check=True)
         container = created.stdout.strip()

@@ -60,6 +60,22 @@ def test_the_local_image_runs_the_wheel_server_on_the_host_network_bound_to_loop
     assert str(MODEL_REPOSITORY.parent.resolve()) in kw["volumes"]  # the checkout, holding the repository
 
 
+def test_a_numpy_the_stub_cannot_serve_stops_the_lab_image_before_docker_is_asked(monkeypatch):
+    import app.server.binary as binary  # noqa: PLC0415
+
+    monkeypatch.setattr(binary, "_installed", lambda package: "2.1.3")  # as after `pip install numpy==2.1.3`
+
+    class Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"Docker was asked for {name}")
+
+    server = DockerServer(DockerOptions(http_port=None, grpc_port=None, metrics_port=None), client=Untouchable())
+    with pytest.raises(ServerStartError) as failure:
+        server.start()
+    assert "numpy 2.1.3" in str(failure.value) and 'pip install "numpy<2"' in str(failure.value), failure.value
+    assert server.container is None and not server.running()
+
+
 def test_the_local_image_is_an_empty_root_with_a_writable_tmp():
     with tarfile.open(fileobj=io.BytesIO(local_image_tar())) as tar:
         members = {m.name: m for m in tar.getmembers()}

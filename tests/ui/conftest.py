@@ -122,7 +122,7 @@ def embedded_dashboard(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k != "TBL_VIEWER"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "TBL_SERVER")}
     env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
                 "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
     yield from _streamlit(env, tmp_path, ready_s=90.0)
@@ -130,9 +130,15 @@ def embedded_dashboard(tmp_path):
 
 @pytest.fixture
 def numpy2_dashboard(tmp_path):
-    """The dashboard in embedded mode on an interpreter whose numpy is 2.x (tests.helpers.numpy2_python)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "PYTHONPATH")}
-    env.update({"TBL_STATE_DIR": str(tmp_path / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
+    """The dashboard in embedded mode on an interpreter whose numpy is 2.x (tests.helpers.numpy2_python), on a
+    repository holding only gpu_sim."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "TBL_SERVER", "PYTHONPATH")}
+    env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
+                "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
     yield from _streamlit(env, tmp_path, python=numpy2_python(tmp_path))
 
 

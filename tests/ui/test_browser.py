@@ -200,9 +200,10 @@ def test_a_server_that_cannot_start_is_explained_with_its_fix(numpy2_dashboard, 
     try:
         page.goto(numpy2_dashboard)
         page.get_by_text("could not be started").wait_for(timeout=60_000)
-        alert = page.locator('[data-testid="stAlert"]').first.inner_text()
-        assert "numpy 2.1.3" in alert and 'pip install "numpy<2"' in alert, alert
-        assert page.get_by_role("button", name="Try again").is_visible()
+        alert = page.locator('[data-testid="stAlert"]').first
+        wait_until(lambda: "numpy<2" in alert.inner_text(), 30, "the alert's explanation (it renders after the title)")
+        assert "numpy 2.1.3" in alert.inner_text() and 'pip install "numpy<2"' in alert.inner_text(), alert.inner_text()
+        page.get_by_role("button", name="Try again").wait_for(timeout=30_000)
         assert not page.locator('[data-testid="stException"]').count()
         full_screenshot(page, "server_cannot_start")
     finally:
