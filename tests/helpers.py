@@ -95,5 +95,6 @@ def numpy2_python(base: Path, version: str = "2.1.3") -> Path:
     info = site / f"numpy-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: {version}\n")
-    (site / "zz_lab.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # the lab's packages, after numpy's
+    lab_site = sysconfig.get_paths()["purelib"]  # the lab's packages, after numpy's metadata, with their own .pth files
+    (site / "zz_lab.pth").write_text(f"import site; site.addsitedir({lab_site!r})\n")
     return venv / "bin" / "python"
