@@ -52,11 +52,14 @@ def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
 
 def require_tool(path: str, package: str) -> None:
     """Skip when a Debian tool is missing; with CI=true a missing tool fails instead (CI installs them)."""
+    if not os.path.exists(path):
+        unavailable(f"{path} is not installed: these tests need Debian's {package} (apt-get install {package})")
+
+
+def unavailable(message: str) -> None:
+    """Skip the test for a missing tool or daemon; with CI=true fail instead (CI installs and starts them)."""
     import pytest  # noqa: PLC0415
 
-    if os.path.exists(path):
-        return
-    message = f"{path} is not installed: these tests need Debian's {package} (apt-get install {package})"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message, pytrace=False)
     pytest.skip(message)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import numpy
 
@@ -44,4 +43,4 @@ def test_the_server_cli_refuses_numpy_2_before_starting_anything(tmp_path):
     assert "numpy 2.1.3" in done.stderr and 'pip install "numpy<2"' in done.stderr, done.stderr
     assert "tritonserver ready" not in done.stdout
     assert all(is_free(p) for p in ports)
-    assert not list(Path(tmp_path / "state").glob("logs/tritonserver-*.log"))
+    assert not list((tmp_path / "state").glob("logs/tritonserver-*.log"))

@@ -115,23 +115,8 @@ def dashboard(triton, tmp_path_factory):
     yield from _streamlit(env, base)
 
 
-@pytest.fixture
-def embedded_dashboard(tmp_path):
-    """The dashboard in embedded mode on a repository holding only gpu_sim: it starts (and restarts) its own
-    tritonserver (free ports when 8000-8002 are taken), which ends with streamlit (atexit, parent-death signal)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "TBL_SERVER")}
-    env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
-                "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
-    yield from _streamlit(env, tmp_path, ready_s=90.0)
-
-
-@pytest.fixture
-def numpy2_dashboard(tmp_path):
-    """The dashboard in embedded mode on an interpreter whose numpy is 2.x (tests.helpers.numpy2_python), on a
-    repository holding only gpu_sim."""
+def _embedded_env(tmp_path: Path) -> dict[str, str]:
+    """Return the environment of a dashboard in embedded mode on a repository holding only gpu_sim (tmp_path)."""
     repo = tmp_path / "repo"
     repo.mkdir()
     shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
@@ -139,7 +124,20 @@ def numpy2_dashboard(tmp_path):
            if not k.startswith("TRITON_") and k not in ("TBL_VIEWER", "TBL_SERVER", "PYTHONPATH")}
     env.update({"TBL_MODEL_REPOSITORY": str(repo), "TBL_STATE_DIR": str(tmp_path / "state"),
                 "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"})
-    yield from _streamlit(env, tmp_path, python=numpy2_python(tmp_path))
+    return env
+
+
+@pytest.fixture
+def embedded_dashboard(tmp_path):
+    """The dashboard in embedded mode on a repository holding only gpu_sim: it starts (and restarts) its own
+    tritonserver (free ports when 8000-8002 are taken), which ends with streamlit (atexit, parent-death signal)."""
+    yield from _streamlit(_embedded_env(tmp_path), tmp_path, ready_s=90.0)
+
+
+@pytest.fixture
+def numpy2_dashboard(tmp_path):
+    """The same, on an interpreter whose numpy is 2.x (tests.helpers.numpy2_python)."""
+    yield from _streamlit(_embedded_env(tmp_path), tmp_path, python=numpy2_python(tmp_path))
 
 
 @pytest.fixture(scope="session")
