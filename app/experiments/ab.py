@@ -4,7 +4,11 @@ Every trial runs every arm once: its config is hot-reloaded, then the same seede
 classes and shapes) runs from its start, a warm-up is dropped and a fixed span is measured in
 one-second windows with exact edges (meter.Meter). Trials alternate the order (A B, B A, …) so drift of a
 shared machine hits every arm alike. Each metric's difference to the first arm comes with a paired
-95 % interval (confidence.paired); the verdict says "no clear difference" when the intervals do.
+interval (confidence.paired); the verdict says "no clear difference" when the intervals include zero.
+The verdict rests on the headline figures of the whole request stream, one family across every arm: their
+intervals hold together at 95 % (each at 1 − 5 %/m, m = headline figures × arms compared with the
+baseline), so trying more figures or more arms does not make a chance difference likelier to be called.
+Every other figure keeps its own 95 % interval and is reported as a lead.
 Every trial is stored as it ends: a stopped comparison resumes without running a finished trial again.
 """
 from __future__ import annotations
@@ -104,14 +108,24 @@ class ABResult:
         per = self.trials.get(arm, {})
         return [_value(per[t], key, cls) if t in per else None for t in range(self.plan.trials)]
 
+    @property
+    def family(self) -> int:
+        """Return how many intervals the verdicts rest on together: headline figures × arms against the baseline."""
+        return len(HEADLINE) * (len(self.plan.arms) - 1)
+
     def differences(self, arm: str) -> list[tuple[str, Difference]]:
-        """Return (class, difference) of every compared metric of arm against the baseline."""
+        """Return (class, difference) of every compared metric of arm against the baseline.
+
+        The headline figures of all requests are intervals of the verdicts' family (`family`); the rest
+        stand alone at 95 %.
+        """
         base = self.plan.arms[0].name
         out = []
         classes = self.classes()
         for cls in classes if len(classes) > 2 else [ALL]:  # one class: its rows are the 'all' rows
             for key in CLIENT_KEYS:
-                d = paired(key, self.values(base, key, cls), self.values(arm, key, cls), self.plan.min_effect)
+                family = self.family if cls == ALL and key in HEADLINE else 1
+                d = paired(key, self.values(base, key, cls), self.values(arm, key, cls), self.plan.min_effect, family)
                 if d is not None:
                     out.append((cls, d))
         for key in SERVER_KEYS:
@@ -127,27 +141,33 @@ class ABResult:
         if not diffs:
             return f"{arm} vs {base}: not enough complete trials to say"
         n = diffs[0][1].n
-        head = [(c, d) for c, d in diffs if c == ALL and d.key in HEADLINE and d.clear]
+        head = [(c, d) for c, d in diffs if c == ALL and d.key in HEADLINE]
+        together = (f"each at {head[0][1].level_text} so that all {self.family} headline intervals hold together at "
+                    f"95 %" if head else "95 % intervals")
         rest = [(c, d) for c, d in diffs if d.clear and (c, d) not in head]
+        head = [(c, d) for c, d in head if d.clear]
         if not head:
-            line = (f"{arm} vs {base}: no clear difference in goodput, p99 or throughput — every 95 % interval "
-                    f"over {n} trials includes zero (or the difference is under {self.plan.min_effect:.0%})")
+            line = (f"{arm} vs {base}: no clear difference in goodput, p99 or throughput — over {n} trials every "
+                    f"interval includes zero ({together}) or the difference is under {self.plan.min_effect:.0%}")
         else:
             better = sum(d.verdict == "better" for _, d in head)
             worse = sum(d.verdict == "worse" for _, d in head)
             what = (f"{arm} is better than {base}" if better and not worse else
                     f"{arm} is worse than {base}" if worse and not better else f"{arm} trades against {base}")
             head.sort(key=lambda x: HEADLINE.index(x[1].key))
-            line = f"{what} over {n} trials: " + "; ".join(_describe(c, d) for c, d in head)
+            line = (f"{what} over {n} trials ({together}): "
+                    + "; ".join(_describe(c, d) for c, d in head))
         if rest:
-            line += ". Also: " + "; ".join(_describe(c, d) for c, d in rest)
+            line += (". Leads, each at 95 % alone (among many figures some differ by chance): "
+                     + "; ".join(_describe(c, d) for c, d in rest))
         return line + "."
 
 
 def _describe(cls: str, d: Difference) -> str:
     lo, hi = d.relative_interval or (0.0, 0.0)
     who = "" if cls == ALL else f" [{cls}]"
-    return f"{metric_label(d.key, False)}{who} {d.relative or 0:+.0%} (95 % CI {lo:+.0%} to {hi:+.0%}, {d.verdict})"
+    return (f"{metric_label(d.key, False)}{who} {d.relative or 0:+.0%} ({d.level_text} CI {lo:+.0%} to {hi:+.0%}, "
+            f"{d.verdict})")
 
 
 def _value(figures: dict, key: str, cls: str):

@@ -194,7 +194,7 @@ def ab_trials(result: ABResult) -> alt.Chart:
 
 
 def difference_rows(result: ABResult, arm: str) -> list[dict]:
-    """Return one row per compared metric of arm: relative difference to the baseline and its 95 % interval."""
+    """Return one row per compared metric of arm: relative difference to the baseline and its interval."""
     rows = []
     for cls, d in result.differences(arm):
         if d.relative is None or not all(map(_finite, (d.relative, *d.relative_interval))):
@@ -202,15 +202,15 @@ def difference_rows(result: ABResult, arm: str) -> list[dict]:
         low, high = d.relative_interval
         name = label(d.key) + ("" if cls == ALL else f" [{cls}]")
         rows.append({"metric": name, "relative": d.relative, "low": low, "high": high, "verdict": d.verdict,
-                     "text": f"{d.relative:+.1%} (95 % CI {low:+.1%} to {high:+.1%})"})
+                     "text": f"{d.relative:+.1%} ({d.level_text} CI {low:+.1%} to {high:+.1%})"})
     return rows
 
 
 def ab_differences(result: ABResult, arm: str) -> alt.Chart:
-    """Return each metric's relative difference of arm to the baseline, its 95 % interval around 0, by verdict."""
+    """Return each metric's relative difference of arm to the baseline, its interval around 0, by verdict."""
     base = result.plan.arms[0].name
     rows = difference_rows(result, arm)
-    title = f"{arm} against {base}: difference and 95 % interval"
+    title = f"{arm} against {base}: difference and interval"
     if not rows:
         return empty(f"{title}: fewer than two complete trials")
     colour = alt.Color("verdict:N", title="verdict", scale=alt.Scale(
@@ -222,7 +222,9 @@ def ab_differences(result: ABResult, arm: str) -> alt.Chart:
                                                                tooltip=["metric:N", "text:N", "verdict:N"])
     zero = alt.Chart(alt.Data(values=[{"zero": 0}])).mark_rule(color="black").encode(x="zero:Q")
     return alt.layer(zero, bars, dots, data=alt.Data(values=rows)).properties(
-        title=alt.Title(title, subtitle=["B − A as a share of A's mean; an interval across 0: no clear difference"]),
+        title=alt.Title(title, subtitle=["B − A as a share of A's mean; an interval across 0: no clear difference",
+                                         (f"goodput, p99, throughput: {result.family} intervals together at 95 %; "
+                                          "the rest 95 % each")]),
         width=WIDTH - 160, height=24 * len(rows))
 
 

@@ -231,10 +231,14 @@ def _differences_table(result: ABResult, arm: str) -> str:
         lo, hi = d.relative_interval or (None, None)
         rows.append([label(d.key) + ("" if cls == ALL else f" [{cls}]"), _num(d.key, d.a_mean), _num(d.key, d.b_mean),
                      (f"{d.relative:+.1%}" if d.relative is not None else "—", True),
-                     (f"{lo:+.1%} to {hi:+.1%}" if lo is not None else "—", True), d.verdict])
+                     (f"{lo:+.1%} to {hi:+.1%}" if lo is not None else "—", True), (d.level_text, True), d.verdict])
     if not rows:
         return "<p>Fewer than two complete trials: no differences to show.</p>"
-    return _table(["metric [class]", f"{base} mean", f"{arm} mean", "difference", "95 % interval", "verdict"], rows)
+    table = _table(["metric [class]", f"{base} mean", f"{arm} mean", "difference", "interval", "level", "verdict"],
+                   rows)
+    return table + (f"<p>Goodput, p99 and throughput of all requests decide: their {result.family} intervals (for every "
+                    f"configuration compared with {escape(base)}) hold together at 95 %. Every other row stands alone at "
+                    f"95 %: a lead, not a conclusion.</p>")
 
 
 def _ab_definition(result: ABResult) -> str:

@@ -300,14 +300,17 @@ def ab_results(lab: Lab) -> None:
         rows = [{"class": cls, "metric": label(d.key), plan.arms[0].name: fmt(d.key, d.a_mean, unit=False),
                  arm.name: fmt(d.key, d.b_mean, unit=False),
                  "difference": f"{d.relative:+.1%}" if d.relative is not None else "—",
-                 "95 % interval": (f"{d.relative_interval[0]:+.1%} to {d.relative_interval[1]:+.1%}"
-                                   if d.relative_interval else "—"),
-                 "verdict": d.verdict} for cls, d in result.differences(arm.name)]
+                 "interval": (f"{d.relative_interval[0]:+.1%} to {d.relative_interval[1]:+.1%}"
+                              if d.relative_interval else "—"),
+                 "level": d.level_text, "verdict": d.verdict} for cls, d in result.differences(arm.name)]
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
             st.altair_chart(charts.ab_differences(result, arm.name), width="stretch")
-        st.caption("A difference is called only when its 95 % interval excludes zero and it is at least "
-                   f"{plan.min_effect:.0%}; '{UNCLEAR}' otherwise.")
+        st.caption(f"A difference is called only when its interval excludes zero and it is at least "
+                   f"{plan.min_effect:.0%}; '{UNCLEAR}' otherwise. The verdict rests on goodput, p99 and throughput "
+                   f"of all requests: their {result.family} intervals (these 3 for each configuration compared with "
+                   f"{plan.arms[0].name}) hold together at 95 %, so each is wider than 95 % alone. Every other row "
+                   "stands alone at 95 %: among this many figures one may differ by chance — a lead, not a conclusion.")
     if result.trials:
         c1, c2 = st.columns(2)
         c1.altair_chart(charts.ab_trials(result), width="stretch")

@@ -39,6 +39,7 @@ def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes
     assert result.status == "done", result.note
     p99 = diffs["p99_ms"]
     assert p99.verdict == BETTER and p99.high < 0, (p99, _summary(result))
+    assert p99.family == 3 and diffs["p50_ms"].family == 1  # the headline figures hold together; the rest alone
     assert diffs["goodput_rps"].verdict == UNCLEAR, diffs["goodput_rps"]  # the same arrivals, all answered in time
     assert result.verdict("B").startswith("B is better than A")
     assert parse_config(lab.config.current_text(MODEL)) == parse_config(lab.experiments.study(result.study_id).base_config)

@@ -113,7 +113,9 @@ def test_differences_are_coloured_by_verdict_around_a_zero_rule(ab):
     assert colour["goodput within SLA (req/s)"] == charts.GREEN  # made up: 25 % more goodput, clearly better
     assert colour["client p99 (ms)"] == charts.GREEN
     assert colour["average batch size (inferences)"] == charts.GREY  # identical in both arms
-    assert "relative to start" in svg
+    assert "relative to start" in svg and "goodput, p99, throughput: 3 intervals together at 95 %" in svg
+    tips = {r["metric"]: r["text"] for r in charts.difference_rows(ab, "2 instances")}
+    assert "98.3 % CI" in tips["client p99 (ms)"] and "(95 % CI" in tips["average batch size (inferences)"]
     zero = charts.ab_differences(ab, "2 instances").to_dict()["layer"][0]
     assert zero["mark"]["type"] == "rule" and zero["data"]["values"] == [{"zero": 0}]
 

@@ -80,8 +80,12 @@ def test_an_ab_report_stands_alone_with_verdicts_trials_and_each_arms_diff(ab_ht
     assert text.count("trial") >= 8 and "closed loop, concurrency 8" in text and "default (SLA 100 ms)" in text
     assert "-  count: 1" in ab_html and "+  count: 2" in ab_html
     row = re.search(r"<td>goodput within SLA \(req/s\)</td><td class=n>([\d,]+)</td><td class=n>([\d,]+)</td>"
-                    r"<td class=n>(\+\d+\.\d%)</td><td class=n>[^<]+</td><td>better</td>", ab_html)
+                    r"<td class=n>(\+\d+\.\d%)</td><td class=n>[^<]+</td><td class=n>([^<]+)</td><td>better</td>", ab_html)
     assert row and 350 < int(row[1]) < 450 and 450 < int(row[2]) < 550  # made up: ~400 and ~500 req/s
+    assert row[4] == "98.3 %"  # goodput, p99 and throughput of one arm against the baseline: 3 held together
+    assert re.search(r"<td>average batch size \(inferences\)</td>(<td class=n>[^<]+</td>){4}<td class=n>95 %</td>",
+                     ab_html)  # any other figure stands alone
+    assert "3 intervals (for every configuration compared with start) hold together at 95 %" in text
 
 
 def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
