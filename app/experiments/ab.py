@@ -162,6 +162,26 @@ class ABResult:
                      + "; ".join(_describe(c, d) for c, d in rest))
         return line + "."
 
+    def recommendation(self) -> tuple[str, str]:
+        """Return the arm to serve and why: of those clearly better than the baseline on a headline figure and
+        worse on none, the one with the most mean goodput; else the baseline."""
+        base = self.plan.arms[0].name
+        fine = []
+        for arm in self.plan.arms[1:]:
+            head = [d.verdict for c, d in self.differences(arm.name) if c == ALL and d.key in HEADLINE]
+            if "better" in head and "worse" not in head:
+                fine.append(arm.name)
+        if not fine:
+            return base, (f"keep {base} — no other configuration is clearly better on goodput, p99 or throughput "
+                          f"without being worse on another.")
+        pick = max(fine, key=lambda a: sum(v for v in self.values(a, "goodput_rps") if v is not None))
+        why = f"{pick} — clearly better than {base} on a headline figure and worse on none"
+        others = [a for a in fine if a != pick]
+        if others:
+            why += (f"; so is {', '.join(others)}. Each was compared with {base}, not with each other: {pick} is "
+                    f"named for its higher mean goodput, which this comparison does not show to be a clear difference")
+        return pick, why + "."
+
 
 def _describe(cls: str, d: Difference) -> str:
     lo, hi = d.relative_interval or (0.0, 0.0)

@@ -15,7 +15,7 @@ import vl_convert
 from app.config.errors import ConfigError
 from app.config.history import unified_diff
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import HEADLINE, ABResult
+from app.experiments.ab import ABResult
 from app.experiments.charts import (
     ab_differences, ab_timeline, ab_trials, load_text, pareto_chart, sweep_by_load, sweep_curves,
 )
@@ -184,26 +184,13 @@ def _points_table(points: list[Point], space: SearchSpace, best: Point | None) -
 
 
 # --- A/B comparisons ------------------------------------------------------------------------------------
-def recommended_arm(result: ABResult) -> str:
-    """Return the arm to serve: of those clearly better than the baseline on a headline figure and worse on
-    none, the one with the most mean goodput; else the baseline."""
-    fine = []
-    for arm in result.plan.arms[1:]:
-        head = [d.verdict for c, d in result.differences(arm.name) if c == ALL and d.key in HEADLINE]
-        if "better" in head and "worse" not in head:
-            fine.append(arm.name)
-    if not fine:
-        return result.plan.arms[0].name
-    return max(fine, key=lambda a: sum(v for v in result.values(a, "goodput_rps") if v is not None))
-
-
 def ab_report(study: Study, result: ABResult) -> str:
     """Return the HTML report of an A/B comparison: verdicts, charts, plan, environment, trials, config diffs."""
     plan = result.plan
-    base, pick = plan.arms[0], recommended_arm(result)
+    base, (pick, why) = plan.arms[0], result.recommendation()
     config = {a.name: a.config_text for a in plan.arms}
     charts = [ab_trials(result), *(ab_differences(result, a.name) for a in plan.arms[1:]), ab_timeline(result)]
-    sections = [("Result", _ab_verdict(result, pick)), ("Charts", _figures_html(charts)),
+    sections = [("Result", _ab_verdict(result, why)), ("Charts", _figures_html(charts)),
                 ("What was compared", _ab_definition(result)),
                 ("Where it ran", _environment(study.env, plan.load_spec().seed)),
                 ("Every trial", _trials_table(result))]
@@ -213,12 +200,10 @@ def ab_report(study: Study, result: ABResult) -> str:
     return _page(f"A/B comparison: {study.label}", study, sections)
 
 
-def _ab_verdict(result: ABResult, pick: str) -> str:
+def _ab_verdict(result: ABResult, why: str) -> str:
     base = result.plan.arms[0].name
     lines = "".join(f"<p class=verdict>{escape(result.verdict(a.name))}</p>" for a in result.plan.arms[1:])
-    advice = (f"Recommended: keep {base} — no other configuration is clearly better on goodput, p99 or throughput "
-              f"without being worse on another." if pick == base else
-              f"Recommended: {pick} — clearly better than {base} on a headline figure and worse on none.")
+    advice = f"Recommended: {why}"
     tables = "".join(f"<h3>{escape(a.name)} against {escape(base)}</h3>" + _differences_table(result, a.name)
                      for a in result.plan.arms[1:])
     return f"{lines}<p><b>{escape(advice)}</b></p>{tables}"

@@ -294,6 +294,9 @@ def ab_results(lab: Lab) -> None:
                f"{plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up) under the same seeded traffic, order alternating. "
                f"Status: {study.status}" + (f" — {study.note}" if study.note else ""))
     _resume_button(lab, study, "runs only the trials not finished", lab.jobs.resume_ab)
+    if result.trials:
+        _, why = result.recommendation()
+        st.markdown(f"**Recommended{'' if study.status == DONE else ' (from the trials so far)'}:** {why}")
     for arm in plan.arms[1:]:
         text = result.verdict(arm.name)
         (st.info if "no clear difference" in text else st.success)(text)

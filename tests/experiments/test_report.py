@@ -1,16 +1,19 @@
 """HTML reports of made-up studies: self-contained, escaped, and drawn by a real Chromium with no network."""
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
 
 import pytest
 
-from app.experiments.report import ab_report, recommended_arm, sweep_report
+from app.experiments.ab import ABResult, Arm
+from app.experiments.report import ab_report, sweep_report
 from app.paths import ROOT
 from tests.experiments import samples
 from tests.helpers import require_tool
+from loadgen.stats import ALL
 from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS
 
 HOSTILE = "<script>alert(1)</script>"
@@ -93,8 +96,21 @@ def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
     same = dict(result.trials)
     same["same"] = same["start"]  # identical figures: no difference at all
     tied = type(result)(result.study_id, result.plan, same)
-    assert recommended_arm(result) == "same" and recommended_arm(tied) == "start"
+    assert result.recommendation()[0] == "same" and tied.recommendation()[0] == "start"
     assert "Recommended: keep start" in ab_report(samples.ab_study(tied), tied)
+
+
+def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_was_not_compared_with_it():
+    two = samples.ab_result(names=("start", "B"))
+    arms = (*two.plan.arms, Arm("C", two.plan.arms[1].config_text))
+    trials = {**two.trials, "C": {t: {**f, "client": {ALL: {**f["client"][ALL],
+                                                           "goodput_rps": f["client"][ALL]["goodput_rps"] * 0.99}}}
+                                  for t, f in two.trials["B"].items()}}
+    three = ABResult(two.study_id, dataclasses.replace(two.plan, arms=arms), trials)
+    pick, why = three.recommendation()
+    print(why)
+    assert pick == "B" and "so is C" in why and "not with each other" in why
+    assert f"Recommended: {why}" in ab_report(samples.ab_study(three), three).replace("&#x27;", "'")
 
 
 @pytest.mark.browser
