@@ -18,7 +18,7 @@ class Metric:
     key: str
     unit: str
     label: str
-    lower_is_better: bool | None  # None: neither direction is better (utilization, executions)
+    lower_is_better: bool | None  # None: neither direction is better (utilization, executions, batch size)
     description: str
     origin: str  # the Prometheus series (server) or the load generator's field (client)
     window: str = INTERVAL
@@ -63,8 +63,9 @@ SERVER_METRICS: tuple[Metric, ...] = (
     Metric("fail_by_reason", "req/s", "failures by reason", True,
            "Failed requests per second per reason: REJECTED, CANCELED, BACKEND, OTHER.",
            "nv_inference_request_failure"),
-    Metric("avg_batch", "inferences", "average batch size", False,
-           "Inferences per execution.", "nv_inference_count / nv_inference_exec_count", digits=2),
+    Metric("avg_batch", "inferences", "average batch size", None,
+           "Inferences per execution. Larger batches use the device better, but a small batch at light load is no "
+           "fault: neither direction is better by itself (what counts is latency and goodput).", "nv_inference_count / nv_inference_exec_count", digits=2),
     _us("queue_us", "queue + batching wait", "Average wait of a successful request in the scheduler queue, "
         "batching delay included.", _D.format("queue")),
     _us("compute_input_us", "compute input", "Average time per request preparing inputs.",

@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from app.experiments.ab import HEADLINE, ABPlan, ABResult, Arm
-from app.experiments.confidence import BETTER, HIGHER, UNCLEAR, WORSE, family_level, paired, t_cdf, t_quantile
+from app.experiments.confidence import BETTER, HIGHER, LOWER, UNCLEAR, WORSE, family_level, paired, t_cdf, t_quantile
 from app.experiments.store import DONE
 from loadgen.stats import ALL
 
@@ -42,6 +42,8 @@ def test_an_interval_of_a_family_of_three_is_at_98_3_percent_and_wider():
 def test_directions_come_from_the_metric_table():
     assert paired("throughput_rps", [100, 101, 99], [90, 91, 89]).verdict == WORSE
     assert paired("exec_rps", [100, 101, 99], [120, 119, 121]).verdict == HIGHER  # neutral metric: no better/worse
+    # a 20 ms queue delay at light load batches more and is slower: the smaller batch without it is no fault
+    assert paired("avg_batch", [4.1, 4.0, 4.2], [1.8, 1.8, 1.9]).verdict == LOWER
 
 
 def test_an_interval_across_zero_or_a_tiny_difference_is_no_clear_difference():
