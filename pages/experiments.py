@@ -11,7 +11,8 @@ st.markdown(
     "**Sweep** configurations × load on the live server (hot reloads, no restarts) and get the SLA operating "
     "point: the highest goodput whose client p99 stays inside the budget. **Compare** two or three configurations "
     "under identical, seeded traffic in repeated, interleaved trials: every difference comes with an interval, the "
-    "verdict's figures held at 95 % together, and the verdict says so when there is no clear difference. Reports open in any browser without a server.")
+    "verdict's figures held at 95 % together, and the verdict says so when there is no clear difference. Reports "
+    "open in any browser without a server.")
 job_panel(lab)
 models = [m.name for m in lab.status().models if m.state == "READY"] or ["gpu_sim"]
 sweep_tab, ab_tab, runs_tab = st.tabs(["Sweep", "A/B comparison", "Saved runs"])

@@ -124,7 +124,7 @@ class ABResult:
         classes = self.classes()
         for cls in classes if len(classes) > 2 else [ALL]:  # one class: its rows are the 'all' rows
             for key in CLIENT_KEYS:
-                family = self.family if cls == ALL and key in HEADLINE else 1
+                family = self.family if _headline(cls, key) else 1
                 d = paired(key, self.values(base, key, cls), self.values(arm, key, cls), self.plan.min_effect, family)
                 if d is not None:
                     out.append((cls, d))
@@ -141,11 +141,11 @@ class ABResult:
         if not diffs:
             return f"{arm} vs {base}: not enough complete trials to say"
         n = diffs[0][1].n
-        head = [(c, d) for c, d in diffs if c == ALL and d.key in HEADLINE]
-        together = (f"each at {head[0][1].level_text} so that all {self.family} headline intervals hold together at "
-                    f"95 %" if head else "95 % intervals")
-        rest = [(c, d) for c, d in diffs if d.clear and (c, d) not in head]
-        head = [(c, d) for c, d in head if d.clear]
+        level = next((d.level_text for c, d in diffs if _headline(c, d.key)), None)
+        together = (f"each at {level} so that all {self.family} headline intervals hold together at 95 %" if level
+                    else "95 % intervals")
+        head = [(c, d) for c, d in diffs if d.clear and _headline(c, d.key)]
+        rest = [(c, d) for c, d in diffs if d.clear and not _headline(c, d.key)]
         if not head:
             line = (f"{arm} vs {base}: no clear difference in goodput, p99 or throughput — over {n} trials every "
                     f"interval includes zero ({together}) or the difference is under {self.plan.min_effect:.0%}")
@@ -168,7 +168,7 @@ class ABResult:
         base = self.plan.arms[0].name
         fine = []
         for arm in self.plan.arms[1:]:
-            head = [d.verdict for c, d in self.differences(arm.name) if c == ALL and d.key in HEADLINE]
+            head = [d.verdict for c, d in self.differences(arm.name) if _headline(c, d.key)]
             if "better" in head and "worse" not in head:
                 fine.append(arm.name)
         if not fine:
@@ -181,6 +181,18 @@ class ABResult:
             why += (f"; so is {', '.join(others)}. Each was compared with {base}, not with each other: {pick} is "
                     f"named for its higher mean goodput, which this comparison does not show to be a clear difference")
         return pick, why + "."
+
+    def intervals_note(self) -> str:
+        """Return what the intervals' levels mean, as the page and the report say it under each table."""
+        return (f"Goodput, p99 and throughput of all requests decide: their {self.family} intervals (these 3 for each "
+                f"configuration compared with {self.plan.arms[0].name}) hold together at 95 %, so each is wider than "
+                "95 % alone. Every other row stands alone at 95 %: among this many figures one may differ by chance "
+                "— a lead, not a conclusion.")
+
+
+def _headline(cls: str, key: str) -> bool:
+    """Return whether a figure is one the verdict rests on: a headline figure of all requests."""
+    return cls == ALL and key in HEADLINE
 
 
 def _describe(cls: str, d: Difference) -> str:

@@ -221,9 +221,7 @@ def _differences_table(result: ABResult, arm: str) -> str:
         return "<p>Fewer than two complete trials: no differences to show.</p>"
     table = _table(["metric [class]", f"{base} mean", f"{arm} mean", "difference", "interval", "level", "verdict"],
                    rows)
-    return table + (f"<p>Goodput, p99 and throughput of all requests decide: their {result.family} intervals (for every "
-                    f"configuration compared with {escape(base)}) hold together at 95 %. Every other row stands alone at "
-                    f"95 %: a lead, not a conclusion.</p>")
+    return f"{table}<p>{escape(result.intervals_note())}</p>"
 
 
 def _ab_definition(result: ABResult) -> str:

@@ -65,7 +65,8 @@ SERVER_METRICS: tuple[Metric, ...] = (
            "nv_inference_request_failure"),
     Metric("avg_batch", "inferences", "average batch size", None,
            "Inferences per execution. Larger batches use the device better, but a small batch at light load is no "
-           "fault: neither direction is better by itself (what counts is latency and goodput).", "nv_inference_count / nv_inference_exec_count", digits=2),
+           "fault: neither direction is better by itself (what counts is latency and goodput).",
+           "nv_inference_count / nv_inference_exec_count", digits=2),
     _us("queue_us", "queue + batching wait", "Average wait of a successful request in the scheduler queue, "
         "batching delay included.", _D.format("queue")),
     _us("compute_input_us", "compute input", "Average time per request preparing inputs.",

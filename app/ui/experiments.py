@@ -310,10 +310,7 @@ def ab_results(lab: Lab) -> None:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
             st.altair_chart(charts.ab_differences(result, arm.name), width="stretch")
         st.caption(f"A difference is called only when its interval excludes zero and it is at least "
-                   f"{plan.min_effect:.0%}; '{UNCLEAR}' otherwise. The verdict rests on goodput, p99 and throughput "
-                   f"of all requests: their {result.family} intervals (these 3 for each configuration compared with "
-                   f"{plan.arms[0].name}) hold together at 95 %, so each is wider than 95 % alone. Every other row "
-                   "stands alone at 95 %: among this many figures one may differ by chance — a lead, not a conclusion.")
+                   f"{plan.min_effect:.0%}; '{UNCLEAR}' otherwise. {result.intervals_note()}")
     if result.trials:
         c1, c2 = st.columns(2)
         c1.altair_chart(charts.ab_trials(result), width="stretch")

@@ -88,7 +88,7 @@ def test_an_ab_report_stands_alone_with_verdicts_trials_and_each_arms_diff(ab_ht
     assert row[4] == "98.3 %"  # goodput, p99 and throughput of one arm against the baseline: 3 held together
     assert re.search(r"<td>average batch size \(inferences\)</td>(<td class=n>[^<]+</td>){4}<td class=n>95 %</td>",
                      ab_html)  # any other figure stands alone
-    assert "3 intervals (for every configuration compared with start) hold together at 95 %" in text
+    assert "3 intervals (these 3 for each configuration compared with start) hold together at 95 %" in text
 
 
 def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
