@@ -142,7 +142,8 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
     done = [p for p in points if p.status == DONE]
     failed = sorted({p.choice.label for p in points if p.status == FAILED})
     counts = (f"{len(done)} points measured over {len({p.choice.key for p in done})} configurations; "
-              f"{sum(not p.stable for p in done)} never settled.")
+              f"{sum(not p.stable for p in done)} never settled; the load generator fell behind at "
+              f"{sum(p.behind is not None for p in done)}.")
     if failed:
         counts += f" Could not be applied: {'; '.join(failed)}."
     skipped = "".join(f"<li>{escape(s)}</li>" for s in study.result.get("skipped") or [])
@@ -155,8 +156,7 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
     text = (f"Serve {best.choice.label} at {load_text(space, best.load)}: {fmt('goodput_rps', best.goodput)} goodput "
             f"within the SLA, p99 {fmt('p99_ms', best.p99)} against a {space.p99_budget_ms:g} ms budget, "
             f"throughput {fmt('throughput_rps', best.throughput)} — the most goodput of any point inside the SLA."
-            + ("" if best.stable else " Its figures never settled (the window limit came first): measure it again "
-               "before relying on them."))
+            + (f" Caution: {best.caution()}." if best.caution() else ""))
     command = shell_line(perf_analyzer_command("localhost:8000", space.model, space.load_kind, best.load,
                                                space.p99_budget_ms))
     return (f"<p class=verdict>{escape(text)}</p>"
@@ -177,9 +177,10 @@ def _sweep_definition(study: Study, space: SearchSpace) -> str:
 
 
 def _points_table(points: list[Point], space: SearchSpace, best: Point | None) -> str:
-    head = ["configuration", "load", "status", "settled", "within SLA", *FIGURES_HEAD, "note"]
+    head = ["configuration", "load", "status", "settled", "within SLA", *FIGURES_HEAD, "generator behind", "note"]
     rows = [[p.choice.label, load_text(space, p.load), p.status, "yes" if p.stable else "no",
-             "yes" if space.meets_sla(p.p99, p.throughput) else "no", *_figures(p.figures), p.note] for p in points]
+             "yes" if space.meets_sla(p.p99, p.throughput) else "no", *_figures(p.figures),
+             "" if p.behind is None else f"{p.behind:.0%} sent late", p.note] for p in points]
     return _table(head, rows, ["best" if best is not None and p.key == best.key else "" for p in points])
 
 
@@ -206,7 +207,8 @@ def _ab_verdict(result: ABResult, why: str) -> str:
     advice = f"Recommended: {why}"
     tables = "".join(f"<h3>{escape(a.name)} against {escape(base)}</h3>" + _differences_table(result, a.name)
                      for a in result.plan.arms[1:])
-    return f"{lines}<p><b>{escape(advice)}</b></p>{tables}"
+    caution = f"<p class=note>{escape(result.caution())}</p>" if result.caution() else ""
+    return f"{lines}<p><b>{escape(advice)}</b></p>{caution}{tables}"
 
 
 def _differences_table(result: ABResult, arm: str) -> str:

@@ -30,6 +30,7 @@ from app.experiments.driving import Cancelled, Progress, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
+from app.traffic import behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -79,6 +80,21 @@ class Point:
         """Return a client figure of all classes ('p99_ms', 'throughput_rps', ...) or a server one."""
         client = (self.figures.get("client") or {}).get(ALL) or {}
         return client.get(key) if key in client else (self.figures.get("server") or {}).get(key)
+
+    @property
+    def behind(self) -> float | None:
+        """Return the share of requests sent late when the load generator fell behind here (traffic.behind)."""
+        return behind((self.figures.get("client") or {}).get(ALL) or {}) if self.status == DONE else None
+
+    def caution(self) -> str:
+        """Return why this point's figures need measuring again before shipping on them, or ''."""
+        out = []
+        if self.status == DONE and not self.stable:
+            out.append("its figures never settled (the window limit came first)")
+        if (share := self.behind) is not None:
+            out.append(f"the load generator fell behind here ({share:.0%} of requests sent late), so the server saw a "
+                       "smoother, lighter load than asked")
+        return "; ".join(out) + ": measure it again before relying on it" if out else ""
 
     @property
     def throughput(self) -> float | None:
@@ -397,7 +413,8 @@ class _Sweeper(StudyDriver):
         if point.status == DONE:
             self._log(f"{exp.label}: {point.throughput or 0:,.0f} req/s, p99 "
                       f"{point.p99 if point.p99 is not None else float('nan'):,.1f} ms"
-                      + ("" if point.stable else " (never settled)"))
+                      + ("" if point.stable else " (never settled)")
+                      + ("" if point.behind is None else f" (generator behind: {point.behind:.0%} sent late)"))
         self.report()
         return point
 

@@ -152,7 +152,7 @@ def sweep_results(lab: Lab) -> None:
                    f"{'in flight' if space.load_kind == CONCURRENCY else 'req/s'}** — goodput "
                    f"{fmt('goodput_rps', best.goodput)}, throughput {fmt('throughput_rps', best.throughput)}, "
                    f"p99 {fmt('p99_ms', best.p99)} (budget {space.p99_budget_ms:g} ms)"
-                   + ("" if best.stable else "; this point never settled: measure it again before shipping"))
+                   + (f"; {best.caution()}" if best.caution() else ""))
     if points:
         st.altair_chart(charts.sweep_curves(points, space), width="stretch")
         c1, c2 = st.columns(2)
@@ -165,7 +165,8 @@ def sweep_results(lab: Lab) -> None:
             label("p99_ms"): fmt("p99_ms", p.p99, unit=False),
             label("avg_batch"): fmt("avg_batch", p.get("avg_batch"), unit=False),
             label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
-            "inside SLA": space.meets_sla(p.p99, p.throughput), "settled": p.stable, "note": p.note,
+            "inside SLA": space.meets_sla(p.p99, p.throughput), "settled": p.stable,
+            "generator behind": "" if p.behind is None else f"{p.behind:.0%} sent late", "note": p.note,
         } for p in points])
         st.dataframe(table, hide_index=True, width="stretch")
     for line in study.result.get("skipped", []):
@@ -297,6 +298,8 @@ def ab_results(lab: Lab) -> None:
     if result.trials:
         _, why = result.recommendation()
         st.markdown(f"**Recommended{'' if study.status == DONE else ' (from the trials so far)'}:** {why}")
+    if caution := result.caution():
+        st.warning(caution)
     for arm in plan.arms[1:]:
         text = result.verdict(arm.name)
         (st.info if "no clear difference" in text else st.success)(text)

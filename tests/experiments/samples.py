@@ -34,12 +34,13 @@ ENV = {"server_version": "2.51.0", "server": "embedded tritonserver", "model": "
 
 
 def window(t0: float, seconds: float, rps: float, median_ms: float, rng: np.random.Generator, cls: str = "default",
-           sla_ms: float = 50.0, batch: float = 4.0) -> Window:
-    """Return a window of `rps` successful requests a second with log-normal latencies around median_ms."""
+           sla_ms: float = 50.0, batch: float = 4.0, late: float = 0.0) -> Window:
+    """Return a window of `rps` successful requests a second with log-normal latencies around median_ms;
+    the first `late` share of them sent late."""
     n = max(1, int(rps * seconds))
     bucket = Bucket()
     for i, latency in enumerate(rng.lognormal(math.log(median_ms / 1000), 0.3, n)):
-        r = Record(cls, "gpu_sim", 0, 0, 0.0, i * seconds / n, float(latency), Outcome.OK, "", 1, False)
+        r = Record(cls, "gpu_sim", 0, 0, 0.0, i * seconds / n, float(latency), Outcome.OK, "", 1, i < late * n)
         bucket.count_sent(r)
         bucket.count_end(r, latency <= sla_ms / 1000)
     counters = {SUCCESS: n, INFER: n, EXEC: n / batch, DURATIONS["queue_us"]: n * median_ms * 400,
@@ -89,8 +90,10 @@ def sweep_study(space: SearchSpace, label: str = "instances × delay on gpu_sim"
                  id=7)
 
 
-def ab_result(names: tuple[str, str] = ("start", "2 instances"), trials: int = 4, seed: int = 5) -> ABResult:
-    """Return a made-up comparison: the second arm answers ~25 % more and with a lower p99, per-second windows."""
+def ab_result(names: tuple[str, str] = ("start", "2 instances"), trials: int = 4, seed: int = 5,
+              late: dict[tuple[str, int], float] | None = None) -> ABResult:
+    """Return a made-up comparison: the second arm answers ~25 % more and with a lower p99, per-second windows;
+    late: {(arm, trial): share of requests sent late}, none otherwise."""
     rng = np.random.default_rng(seed)
     two = format_config(Choice(instances=2, delay_us=2000).config(parse_config(BASE_CONFIG)))
     spec = spec_to_dict(LoadSpec(mode=Mode.CLOSED, concurrency=8, model="gpu_sim", seed=7))
@@ -100,7 +103,8 @@ def ab_result(names: tuple[str, str] = ("start", "2 instances"), trials: int = 4
         for i, arm in enumerate(plan.order(trial)):
             rps = (400.0 if arm.name == names[0] else 500.0) * rng.normal(1, 0.02)
             t0 = T0 + 10 * (2 * trial + i)
-            windows = [window(t0 + s, 1.0, rps, 8000 / rps, rng) for s in range(3)]
+            windows = [window(t0 + s, 1.0, rps, 8000 / rps, rng, late=(late or {}).get((arm.name, trial), 0.0))
+                       for s in range(3)]
             figures = merged(windows).figures()
             results.setdefault(arm.name, {})[trial] = {"client": figures["client"], "server": figures["server"],
                                                        "windows": [w.to_dict() for w in windows], "t0": t0,

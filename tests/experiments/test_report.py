@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from app.experiments.ab import ABResult, Arm
@@ -111,6 +112,39 @@ def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_w
     print(why)
     assert pick == "B" and "so is C" in why and "not with each other" in why
     assert f"Recommended: {why}" in ab_report(samples.ab_study(three), three).replace("&#x27;", "'")
+
+
+def test_trials_in_which_the_generator_fell_behind_are_named_on_the_verdict():
+    """The same rule as the live warning (traffic.behind): over 5 % of a trial's requests sent late."""
+    on_time = samples.ab_result(late={("start", 1): 0.04})  # 4 %: a shared machine's usual slips
+    assert on_time.behind() == [] and on_time.caution() == ""
+    assert "fell behind" not in ab_report(samples.ab_study(on_time), on_time)
+    slipped = samples.ab_result(late={("2 instances", 2): 0.2, ("start", 0): 0.07})
+    print(slipped.caution())
+    assert [(arm, t, round(share, 2)) for arm, t, share in slipped.behind()] == [("start", 0, 0.07),
+                                                                               ("2 instances", 2, 0.2)]
+    assert "fell behind its schedule in 2 of 8 trials" in slipped.caution()
+    assert "start trial 1: 7%; 2 instances trial 3: 20%" in slipped.caution()
+    html = ab_report(samples.ab_study(slipped), slipped)
+    assert "<p class=note>The load generator fell behind its schedule in 2 of 8 trials" in html
+
+
+def test_a_sweep_point_measured_while_the_generator_fell_behind_says_so():
+    space = samples.sweep_space()
+    points = samples.sweep_points(space)
+    best = max((p for p in points if p.status == "done" and space.meets_sla(p.p99, p.throughput)),
+               key=lambda p: p.goodput)
+    assert best.behind is None and best.caution() == ""
+    late = samples.window(samples.T0, 1.0, 2_000.0, 20.0, np.random.default_rng(1), late=0.3)  # the most goodput
+    slipped = dataclasses.replace(best, figures=late.figures(), stable=False)
+    assert round(slipped.behind, 2) == 0.3
+    assert slipped.caution() == ("its figures never settled (the window limit came first); the load generator fell "
+                                 "behind here (30% of requests sent late), so the server saw a smoother, lighter load "
+                                 "than asked: measure it again before relying on it")
+    html = sweep_report(samples.sweep_study(space), [slipped if p is best else p for p in points], space)
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "30% sent late" in text and "Caution: its figures never settled" in text
+    assert "2 never settled; the load generator fell behind at 1." in text
 
 
 @pytest.mark.browser
