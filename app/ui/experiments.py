@@ -22,6 +22,7 @@ from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.ui.access import can_operate
+from app.ui.text import literal
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 
@@ -47,15 +48,15 @@ def job_panel(lab: Lab) -> None:
     if running:
         done, total = (progress.done, max(progress.total, 1)) if progress else (0, 1)
         eta = f", about {_duration(progress.eta_s)} left" if progress and progress.eta_s is not None else ""
-        st.progress(min(1.0, done / total), text=f"{state.label}: {done} of ~{total}{eta}"
+        st.progress(min(1.0, done / total), text=f"{literal(state.label)}: {done} of ~{total}{eta}"
                     + (f" — now {progress.current}" if progress and progress.current else ""))
         if can_operate() and st.button("Cancel", key="exp:cancel"):
             lab.jobs.cancel()
     elif state.error:
-        st.error(f"{state.label} failed: {state.error}")
+        st.error(f"{literal(state.label)} failed: {literal(state.error)}")
     elif state.result is not None:
-        st.success(f"{state.label}: {state.result.status} in {_duration(state.result.wall_s)}"
-                   + (f" — {state.result.note}" if state.result.note else ""))
+        st.success(f"{literal(state.label)}: {state.result.status} in {_duration(state.result.wall_s)}"
+                   + (f" — {literal(state.result.note)}" if state.result.note else ""))
     if progress and progress.log:
         with st.expander("Log", expanded=running):
             st.text("\n".join(progress.log[-12:]))
@@ -142,7 +143,7 @@ def sweep_results(lab: Lab) -> None:
                + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
                + ("adaptive" if space.adaptive else "grid") + f" search. Status: {study.status}"
-               + (f" — {study.note}" if study.note else ""))
+               + (f" — {literal(study.note)}" if study.note else ""))
     _resume_button(lab, study, "measures only the points not finished", lab.jobs.resume_sweep)
     best = operating_point(space, points)
     if best is None:
@@ -291,18 +292,18 @@ def ab_results(lab: Lab) -> None:
     sid = study.id
     plan = ABPlan.from_dict(study.definition["plan"])
     result = ABResult(sid, plan, load_trials(lab.experiments, sid), study.status, study.note)
-    st.caption(f"{study.model}: {' / '.join(a.name for a in plan.arms)}; {plan.trials} trials of "
+    st.caption(f"{study.model}: {' / '.join(literal(a.name) for a in plan.arms)}; {plan.trials} trials of "
                f"{plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up) under the same seeded traffic, order alternating. "
-               f"Status: {study.status}" + (f" — {study.note}" if study.note else ""))
+               f"Status: {study.status}" + (f" — {literal(study.note)}" if study.note else ""))
     _resume_button(lab, study, "runs only the trials not finished", lab.jobs.resume_ab)
     if result.trials:
         _, why = result.recommendation()
-        st.markdown(f"**Recommended{'' if study.status == DONE else ' (from the trials so far)'}:** {why}")
+        st.markdown(f"**Recommended{'' if study.status == DONE else ' (from the trials so far)'}:** {literal(why)}")
     if caution := result.caution():
-        st.warning(caution)
+        st.warning(literal(caution))
     for arm in plan.arms[1:]:
         text = result.verdict(arm.name)
-        (st.info if "no clear difference" in text else st.success)(text)
+        (st.info if "no clear difference" in text else st.success)(literal(text))
         rows = [{"class": cls, "metric": label(d.key), plan.arms[0].name: fmt(d.key, d.a_mean, unit=False),
                  arm.name: fmt(d.key, d.b_mean, unit=False),
                  "difference": f"{d.relative:+.1%}" if d.relative is not None else "—",
@@ -322,7 +323,7 @@ def ab_results(lab: Lab) -> None:
     for arm in plan.arms[1:]:
         diff = "".join(difflib.unified_diff(base.config_text.splitlines(True), arm.config_text.splitlines(True),
                                             base.name, arm.name))
-        with st.expander(f"Config diff {base.name} → {arm.name}"):
+        with st.expander(f"Config diff {literal(base.name)} → {literal(arm.name)}"):
             st.code(diff or "same config", language="diff")
     c1, c2, c3 = st.columns(3)
     c1.download_button("HTML report", lambda: report.ab_report(study, result), f"ab-{sid}.html", mime="text/html",
@@ -346,7 +347,7 @@ def saved_runs(lab: Lab) -> None:
             except ValueError as exc:
                 st.error(str(exc))
             else:
-                st.success(f"Saved run {saved.id}: {saved.label} ({saved.outcome.get('window', '')})")
+                st.success(f"Saved run {saved.id}: {literal(saved.label)} ({saved.outcome.get('window', '')})")
     runs = lab.experiments.list()
     if not runs:
         st.info("No saved runs yet.")
@@ -384,7 +385,7 @@ def saved_runs(lab: Lab) -> None:
     a_id = a_col.selectbox("A", ids, index=min(1, len(ids) - 1), format_func=names.get, key="exp:a")
     b_id = b_col.selectbox("B", ids, index=0, format_func=names.get, key="exp:b")
     a, b = lab.experiments.get(a_id), lab.experiments.get(b_id)
-    st.subheader(f"A: {a.label}  vs  B: {b.label}")
+    st.subheader(f"A: {literal(a.label)}  vs  B: {literal(b.label)}")
     st.caption("Two single runs show how the figures changed but not whether the change is more than noise: "
                "for a verdict, compare the configs in an A/B comparison (repeated, interleaved trials).")
     st.dataframe(pd.DataFrame(compare(a, b)), hide_index=True, width="stretch")

@@ -26,8 +26,12 @@ def _arms(lab, *delays_us: int | None) -> tuple[Arm, ...]:
 
 
 def _summary(result) -> dict:
+    """Return each arm's p99 per trial and requests sent late per trial (a starved generator shows there)."""
     return {arm.name: [round(v, 1) if v is not None else None for v in result.values(arm.name, "p99_ms")]
-            for arm in result.plan.arms}
+            for arm in result.plan.arms} | {
+        f"{arm.name} sent late": [f"{row.get('late')}/{row.get('requests')}" for row in (
+            (f.get("client") or {}).get("all") or {} for _, f in sorted(result.trials.get(arm.name, {}).items()))]
+        for arm in result.plan.arms}
 
 
 def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes_zero(lab):
@@ -35,7 +39,7 @@ def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes
     plan = ABPlan(MODEL, _arms(lab, 20000, 0), SPEC, trials=4, trial_s=2.5, warmup_s=1.0)
     result = run_ab(lab, plan)
     diffs = {d.key: d for cls, d in result.differences("B") if cls == "all"}
-    print(_summary(result), result.verdict("B"))
+    print(_summary(result), result.verdict("B"), result.caution())
     assert result.status == "done", result.note
     p99 = diffs["p99_ms"]
     assert p99.verdict == BETTER and p99.high < 0, (p99, _summary(result))

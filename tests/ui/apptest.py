@@ -1,8 +1,8 @@
 """Small helpers over streamlit.testing.v1.AppTest: run a page, find widgets by label, read metrics."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
-
 
 from streamlit.testing.v1 import AppTest
 
@@ -39,6 +39,12 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def texts(elements) -> list[str]:
-    """Return the text of each element (errors, successes, captions)."""
-    return [e.value for e in elements]
+    """Return the text of each element (errors, successes, captions) as Markdown shows it: a backslash before
+    ASCII punctuation is an escape (CommonMark), so the character stands alone."""
+    return [shown(e.value) for e in elements]
+
+
+def shown(markdown: str) -> str:
+    """Return Markdown source with its backslash escapes resolved (the rest of the Markdown stays)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 

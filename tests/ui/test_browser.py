@@ -248,3 +248,48 @@ def test_a_rate_the_generator_cannot_send_is_warned_about(dashboard, browser):
         warning.wait_for(timeout=60_000)
         full_screenshot(page, "cannot_keep_up")
         print(warning.inner_text())
+
+
+TYPED = "**not bold** $5 vs $7 :red[plain] a:b [no link](http://127.0.0.1/)"
+
+
+def test_a_label_someone_typed_is_shown_as_typed(dashboard, browser):
+    """Streamlit sets Markdown, LaTeX ($…$) and directives (:red[…]) in alerts and headings: a run's label is not."""
+    with dynamic_batching_page(browser, dashboard) as page:
+        start_traffic(page)
+        running = page.locator('[data-testid="stAlert"]', has_text="Running against")
+
+        def elapsed() -> int:
+            m = re.search(r"\(([\d,]+) s\)", running.first.inner_text()) if running.count() else None
+            return int(m.group(1).replace(",", "")) if m else 0
+
+        wait_until(lambda: elapsed() >= 4, 60, "4 s of traffic (a run is saved from 2 s on)")
+        runs = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            open_page(runs, nav_links(page)["Experiments"], "Experiments")
+            runs.get_by_role("tab", name="Saved runs").click()
+            alerts = runs.locator('[data-testid="stAlert"]')
+
+            def save(label: str) -> str:
+                """Save the current run under label; return the text of the alert that says so."""
+                field = runs.get_by_label("Label for the current run")
+                field.fill(label)
+                field.press("Enter")
+                runs.get_by_role("button", name="Save current run").click()
+                saved = alerts.filter(has_text=re.compile(r"^Saved run \d+: ")).filter(has_text=f": {label} (")
+                wait_until(lambda: saved.count(), 30, f"the alert saying {label!r} was saved ({alerts.all_inner_texts()})")
+                return saved.first.inner_text()
+
+            first = save(TYPED)
+            print(first)
+            assert first.startswith(f"Saved run 1: {TYPED} ("), first
+            save("second")
+            heading = runs.get_by_role("heading", name=re.compile("^A: "))
+            heading.wait_for(timeout=30_000)
+            print(heading.inner_text())
+            assert heading.inner_text() == f"A: {TYPED} vs B: second", heading.inner_text()
+            assert runs.locator(".katex, .katex-error").count() == 0, "a label was set as a formula"
+            assert runs.get_by_role("link", name="no link").count() == 0, "a label's [text](url) became a link"
+            full_screenshot(runs, "typed_labels")
+        finally:
+            runs.close()

@@ -1,7 +1,7 @@
 """The Experiments page end to end through AppTest: define a sweep, get the operating point, run an A/B."""
 from __future__ import annotations
 
-from tests.ui.apptest import ok, open_page, texts, widget
+from tests.ui.apptest import ok, open_page, shown, texts, widget
 
 MODEL = "gpu_sim"
 
@@ -42,7 +42,7 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     ok(at.run())
     verdicts = [t for t in texts(at.info) + texts(at.success) if "over 2 trials" in t]
     assert verdicts and verdicts[0].startswith("B ("), texts(at.info) + texts(at.success)
-    advice = [m.value for m in at.markdown if m.value.startswith("**Recommended:**")]
+    advice = [shown(m.value) for m in at.markdown if m.value.startswith("**Recommended:**")]
     assert len(advice) == 1 and ("keep A" in advice[0] or "B (" in advice[0]), advice  # what the report says too
     assert any(d.label == "HTML report" for d in at.get("download_button")), "no report to download"
 
