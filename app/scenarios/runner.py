@@ -17,6 +17,7 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
+from app.traffic import behind
 from app.scenarios.base import Check, Figures, Phase, Scenario
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_to_dict
@@ -40,6 +41,10 @@ class ScenarioResult:
     def passed(self) -> bool:
         """Return True when it ran to the end and every check held."""
         return self.status == DONE and bool(self.checks) and all(c.ok for c in self.checks)
+
+    def caution(self) -> str:
+        """Return a warning naming the phases in which the load generator fell behind, else ''."""
+        return caution({name: f.client for name, f in self.figures.items()})
 
     def to_dict(self) -> dict:
         return {"study_id": self.study_id, "scenario": self.name, "status": self.status, "note": self.note,
@@ -179,7 +184,22 @@ def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
                 f" ms, end-to-end p99 {row.get('e2e_p99_ms') or nan:,.1f} ms, {row['failures']} failed")
     line = (f"{phase.name}: {row.get('throughput_rps') or 0:,.0f} req/s, p50 {row.get('p50_ms') or nan:,.1f} ms, p99 "
             f"{row.get('p99_ms') or nan:,.1f} ms, batch {figures['server'].get('avg_batch') or nan:.2f}")
+    if (share := behind(row)) is not None:
+        line += f"; the load generator fell behind ({share:.0%} sent late)"
     return line + (f"; diagnosis: {', '.join(f['pattern'] for f in findings) or 'nothing'}" if phase.diagnose else "")
+
+
+def caution(clients: dict[str, dict]) -> str:
+    """Return a warning naming the phases (phase -> client rows) in which the load generator fell behind its
+    schedule (traffic.behind), else ''."""
+    slipped = [(phase, share) for phase, client in clients.items()
+               if (share := behind((client or {}).get(ALL) or {})) is not None]
+    if not slipped:
+        return ""
+    which = "; ".join(f"{phase}: {share:.0%} sent late" for phase, share in slipped)
+    return (f"The load generator fell behind its schedule in {len(slipped)} of {len(clients)} phases ({which}): "
+            "the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
+            "different load. Run it again with less running beside it.")
 
 
 def phase_table(runs: list[Experiment]) -> list[dict]:
@@ -199,7 +219,9 @@ def phase_table(runs: list[Experiment]) -> list[dict]:
                          "compute (ms)": _ms(server.get("compute_us")),
                          **({"diagnosis": ", ".join(f["pattern"] for f in outcome["findings"]) or "nothing"}
                             if outcome.get("diagnosed") else {}),
-                         **({"fix applied": outcome["fix"]} if outcome.get("fix") else {})})
+                         **({"fix applied": outcome["fix"]} if outcome.get("fix") else {}),
+                         **({"generator behind": f"{share:.0%} sent late"}
+                            if (share := behind(run.client.get(ALL) or {})) is not None else {})})
     return rows
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from app.experiments.store import RUNNING
 from app.lab import Lab
 from app.scenarios.catalog import SCENARIOS
-from app.scenarios.runner import phase_table
+from app.scenarios.runner import caution, phase_table
 from app.ui.access import can_operate
 
 
@@ -67,7 +67,10 @@ def _last_verdict(lab: Lab, scenario) -> None:
         f"({'full length' if last.definition.get('full') else 'shortened phases'})")
     for c in checks:
         st.markdown(f"{'✅' if c['ok'] else '❌'} {c['claim']}: {c['measured']} (held to {c['margin']})")
-    rows = phase_table(lab.experiments.list(kind="phase", study_id=last.id))
+    phases = lab.experiments.list(kind="phase", study_id=last.id)
+    if note := caution({run.point: run.client for run in phases}):
+        st.warning(note)
+    rows = phase_table(phases)
     if rows:
         st.caption("What each phase measured (after its warm-up; the same windows the checks use):")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -13,7 +13,7 @@ from app.paths import ROOT
 from app.experiments.store import Experiment
 from app.scenarios.base import Figures
 from app.scenarios.catalog import SCENARIOS, operating_point
-from app.scenarios.runner import phase_table, run_scenario
+from app.scenarios.runner import caution, phase_table, run_scenario
 
 
 CLI_SCENARIO = "stateful"  # its claim is checked through the CLI below (one run of it, not two: ~17 s of CI)
@@ -27,6 +27,7 @@ def test_the_scenario_reproduces_its_claim(name, gpu_sim_lab, restore_model):
     result = run_scenario(gpu_sim_lab, scenario)
     for check in result.checks:
         print("PASS" if check.ok else "FAIL", check.claim, "—", check.measured, "— held to", check.margin)
+    print(result.caution() or "the load generator kept its schedule in every phase")
     assert result.status == "done", result.note
     assert result.passed, [c for c in result.checks if not c.ok]
     assert set(result.figures) == {p.name for p in scenario.phases(False)}
@@ -77,3 +78,17 @@ def test_a_phase_table_row_per_phase_and_class_with_the_diagnosis_where_there_wa
     assert [(r["phase"], r.get("class")) for r in rows] == [("A: sick", None), ("mixed", "interactive"),
                                                             ("mixed", "batch")]
     assert rows[0]["diagnosis"] == "A" and rows[0]["queue (ms)"] == 1.5 and "diagnosis" not in rows[1]
+
+
+def test_a_phase_in_which_the_generator_fell_behind_is_named():
+    """The same rule as the live warning (traffic.behind): over 5 % of a phase's requests sent late."""
+    on_time = {"all": {"requests": 400, "late": 12, "throughput_rps": 40.0}}  # 3 %
+    slipped = {"all": {"requests": 400, "late": 60, "throughput_rps": 40.0}}  # 15 %
+    streamed = {"all": {"tokens_per_s": 900.0, "failures": 0}}  # generations: no schedule to fall behind
+    runs = [Experiment(name, "gpu_sim", "", client=client, point=name, outcome={})
+            for name, client in (("calm", on_time), ("storm", slipped), ("tokens", streamed))]
+    rows = phase_table(runs)
+    assert [r.get("generator behind") for r in rows] == [None, "15% sent late", None]
+    note = caution({r.point: r.client for r in runs})
+    assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (storm: 15% sent late)")
+    assert caution({"calm": on_time, "tokens": streamed}) == ""
