@@ -182,26 +182,32 @@ class LoadController:
             row["span"] = (first, last)
         return out
 
-    def buckets(self, t0: float, t1: float, model: str | None = None) -> tuple[dict[str, Bucket], int, float | None,
-                                                                              float | None]:
-        """Return (per-class buckets merged over the whole seconds inside [t0, t1), how many seconds, the first
-        second's start, the last one's end) across the kept runs (model: only runs that sent to it)."""
+    def buckets(self, t0: float, t1: float, model: str | None = None) -> tuple[dict[str, Bucket], float,
+                                                                              float | None, float | None]:
+        """Return (per-class buckets merged over the whole seconds inside [t0, t1), how many seconds they cover, the
+        first second's start, the last one's end) across the kept runs (model: only runs that sent to it).
+
+        A run covers its seconds from its start to its last answer (an ended run) or to now (the running one); the
+        seconds covered are the union over the runs (two runs share at most the second where one ended and the
+        next began), so a rate divides by the time traffic ran inside the window, never by seconds of a run that
+        had already ended.
+        """
         merged: dict[str, Bucket] = {}
-        seconds, first, last = 0, None, None
+        spans: list[tuple[float, float]] = []
         for run, stats, spec in self._runs():
             if run.t0_epoch is None or (model is not None and model not in spec.targets()):
                 continue
-            buckets, n = stats.buckets(t0 - run.t0_epoch, t1 - run.t0_epoch)
+            ran_s = math.ceil(max(run.elapsed_s(), stats.end_s))  # an ended run: its last answer's second included
+            buckets, n = stats.buckets(t0 - run.t0_epoch, min(t1 - run.t0_epoch, ran_s))
             if not n:
                 continue
             for cls, bucket in buckets.items():
                 merged.setdefault(cls, Bucket()).merge(bucket)
             start = run.t0_epoch + max(0, math.ceil(t0 - run.t0_epoch))
-            seconds += n
-            first = start if first is None else min(first, start)
-            last = start + n if last is None else max(last, start + n)
-        seconds = min(seconds, max(1, math.floor(t1 - t0)))  # runs that touch share at most their seam second
-        return merged, seconds, first, last
+            spans.append((start, start + n))
+        if not spans:
+            return merged, 0, None, None
+        return merged, _union_length(spans), min(a for a, _ in spans), max(b for _, b in spans)
 
     def _runs(self) -> list[tuple]:
         """Return (run, stats, spec) of every kept run, oldest first, the current one last."""
@@ -212,6 +218,16 @@ class LoadController:
         with self._lock:
             if fn in self._viewers.subscribers:
                 self._viewers.subscribers.remove(fn)
+
+
+def _union_length(spans: list[tuple[float, float]]) -> float:
+    """Return how long the union of [start, end) spans is."""
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
 
 
 def _past_rows(past: list, since: float) -> list[dict]:

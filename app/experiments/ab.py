@@ -27,7 +27,7 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.metrics.catalog import label as metric_label
-from app.traffic import LATE_SHARE, behind
+from app.traffic import BEHIND_MS, BEHIND_SHARE, behind
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
@@ -184,7 +184,7 @@ class ABResult:
         return pick, why + "."
 
     def behind(self) -> list[tuple[str, int, float]]:
-        """Return (arm, trial, share sent late) of every trial in which the load generator fell behind."""
+        """Return (arm, trial, share sent behind) of every trial in which the load generator fell behind."""
         return [(arm.name, t, share) for arm in self.plan.arms for t, f in sorted(self.trials.get(arm.name, {}).items())
                 if (share := behind((f.get("client") or {}).get(ALL) or {})) is not None]
 
@@ -196,9 +196,9 @@ class ABResult:
         done = sum(len(per) for per in self.trials.values())
         which = "; ".join(f"{arm} trial {t + 1}: {share:.0%}" for arm, t, share in slipped)
         return (f"The load generator fell behind its schedule in {len(slipped)} of {done} trials (more than "
-                f"{LATE_SHARE:.0%} of requests sent late — {which}): those trials put a smoother, lighter load on the "
-                "server than asked, and their figures describe that load, not the one compared. Run the comparison "
-                "again with less running beside it or a lower rate before relying on it.")
+                f"{BEHIND_SHARE:.0%} of requests sent over {BEHIND_MS:g} ms late — {which}): those trials put a "
+                "smoother, lighter load on the server than asked, and their figures describe that load, not the one "
+                "compared. Run the comparison again with less running beside it or a lower rate before relying on it.")
 
     def intervals_note(self) -> str:
         """Return what the intervals' levels mean, as the page and the report say it under each table."""

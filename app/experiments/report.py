@@ -24,6 +24,7 @@ from app.experiments.space import SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import Point, operating_point
 from app.metrics.catalog import fmt, label
+from app.traffic import BEHIND_MS
 from loadgen.report import describe_load
 from loadgen.stats import ALL
 
@@ -180,7 +181,7 @@ def _points_table(points: list[Point], space: SearchSpace, best: Point | None) -
     head = ["configuration", "load", "status", "settled", "within SLA", *FIGURES_HEAD, "generator behind", "note"]
     rows = [[p.choice.label, load_text(space, p.load), p.status, "yes" if p.stable else "no",
              "yes" if space.meets_sla(p.p99, p.throughput) else "no", *_figures(p.figures),
-             "" if p.behind is None else f"{p.behind:.0%} sent late", p.note] for p in points]
+             "" if p.behind is None else f"{p.behind:.0%} sent over {BEHIND_MS:g} ms late", p.note] for p in points]
     return _table(head, rows, ["best" if best is not None and p.key == best.key else "" for p in points])
 
 

@@ -30,7 +30,7 @@ from app.experiments.driving import Cancelled, Progress, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
-from app.traffic import behind
+from app.traffic import BEHIND_MS, behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -83,7 +83,7 @@ class Point:
 
     @property
     def behind(self) -> float | None:
-        """Return the share of requests sent late when the load generator fell behind here (traffic.behind)."""
+        """Return the share of requests sent behind their slot when the generator fell behind here (traffic.behind)."""
         return behind((self.figures.get("client") or {}).get(ALL) or {}) if self.status == DONE else None
 
     def caution(self) -> str:
@@ -92,8 +92,8 @@ class Point:
         if self.status == DONE and not self.stable:
             out.append("its figures never settled (the window limit came first)")
         if (share := self.behind) is not None:
-            out.append(f"the load generator fell behind here ({share:.0%} of requests sent late), so the server saw a "
-                       "smoother, lighter load than asked")
+            out.append(f"the load generator fell behind here ({share:.0%} of requests sent over {BEHIND_MS:g} ms "
+                       "late), so the server saw a smoother, lighter load than asked")
         return "; ".join(out) + ": measure it again before relying on it" if out else ""
 
     @property
@@ -414,7 +414,8 @@ class _Sweeper(StudyDriver):
             self._log(f"{exp.label}: {point.throughput or 0:,.0f} req/s, p99 "
                       f"{point.p99 if point.p99 is not None else float('nan'):,.1f} ms"
                       + ("" if point.stable else " (never settled)")
-                      + ("" if point.behind is None else f" (generator behind: {point.behind:.0%} sent late)"))
+                      + ("" if point.behind is None
+                         else f" (generator behind: {point.behind:.0%} sent over {BEHIND_MS:g} ms late)"))
         self.report()
         return point
 

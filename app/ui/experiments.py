@@ -22,6 +22,7 @@ from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.ui.access import can_operate
+from app.traffic import BEHIND_MS
 from app.ui.text import literal
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -167,7 +168,8 @@ def sweep_results(lab: Lab) -> None:
             label("avg_batch"): fmt("avg_batch", p.get("avg_batch"), unit=False),
             label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
             "inside SLA": space.meets_sla(p.p99, p.throughput), "settled": p.stable,
-            "generator behind": "" if p.behind is None else f"{p.behind:.0%} sent late", "note": p.note,
+            "generator behind": "" if p.behind is None else f"{p.behind:.0%} sent over {BEHIND_MS:g} ms late",
+            "note": p.note,
         } for p in points])
         st.dataframe(table, hide_index=True, width="stretch")
     for line in study.result.get("skipped", []):

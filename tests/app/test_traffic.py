@@ -58,13 +58,15 @@ def test_targets_split_the_shared_rate_by_share():
 
 def test_a_generator_that_falls_behind_its_schedule_is_named():
     spec = build_spec(TrafficForm(model="gpu_sim", mode="open", rate=5000))
-    slow = {"all": {"seconds": 10, "requests": 10_000, "late": 9_000}}
-    assert "not keeping up: 90% of requests went out more than 1 ms after their slot over the last 10 s" in (
+    slow = {"all": {"seconds": 10, "requests": 10_000, "late": 9_500, "behind": 9_000}}
+    assert "not keeping up: 90% of requests went out more than 10 ms after their slot over the last 10 s" in (
         keep_up_warning(spec, slow) or "")
-    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 49_800, "late": 100}}) is None  # 0.2 % late
-    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 49_800, "late": 5_000}})  # 10 % late
-    assert keep_up_warning(spec, {"all": {"seconds": 2, "requests": 10, "late": 9}}) is None  # too short to judge
-    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 10, "late": 5}}) is None  # too few to judge
+    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 49_800, "behind": 100}}) is None  # 0.2 %
+    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 49_800, "behind": 5_000}})  # 10 %
+    jitter = {"all": {"seconds": 10, "requests": 3_600, "late": 440, "behind": 0}}  # 12 % a few ms late: a busy CPU
+    assert keep_up_warning(spec, jitter) is None
+    assert keep_up_warning(spec, {"all": {"seconds": 2, "requests": 10, "behind": 9}}) is None  # too short to judge
+    assert keep_up_warning(spec, {"all": {"seconds": 10, "requests": 10, "behind": 5}}) is None  # too few to judge
     assert keep_up_warning(build_spec(TrafficForm(model="gpu_sim")), slow) is None  # closed loop sends when ready
 
 
@@ -79,7 +81,7 @@ def test_fewer_sends_than_the_mean_rate_on_time_is_not_a_generator_falling_behin
     counts = [bisect.bisect(sends, w + 10) - bisect.bisect(sends, w) for w in range(0, 1_990, 10)]
     short = [c for c in counts if c < 0.95 * 20 * 10]
     assert len(short) > 0.1 * len(counts), f"the test's premise: {len(short)} of {len(counts)} windows short"
-    warned = [c for c in short if keep_up_warning(spec, {"all": {"seconds": 10, "requests": c, "late": 0}})]
+    warned = [c for c in short if keep_up_warning(spec, {"all": {"seconds": 10, "requests": c, "behind": 0}})]
     assert not warned, f"{len(warned)} on-time windows called the generator slow, e.g. {warned[:5]} of 200 sent"
-    overloaded = {"all": {"seconds": 10, "requests": 1_200, "late": 30}}  # 2,000 asked, 2.5 % late
+    overloaded = {"all": {"seconds": 10, "requests": 1_200, "late": 30, "behind": 6}}  # 2,000 asked
     assert keep_up_warning(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=200)), overloaded) is None

@@ -36,11 +36,12 @@ ENV = {"server_version": "2.51.0", "server": "embedded tritonserver", "model": "
 def window(t0: float, seconds: float, rps: float, median_ms: float, rng: np.random.Generator, cls: str = "default",
            sla_ms: float = 50.0, batch: float = 4.0, late: float = 0.0) -> Window:
     """Return a window of `rps` successful requests a second with log-normal latencies around median_ms;
-    the first `late` share of them sent late."""
+    the first `late` share of them sent 20 ms after their slot, the rest on time."""
     n = max(1, int(rps * seconds))
     bucket = Bucket()
     for i, latency in enumerate(rng.lognormal(math.log(median_ms / 1000), 0.3, n)):
-        r = Record(cls, "gpu_sim", 0, 0, 0.0, i * seconds / n, float(latency), Outcome.OK, "", 1, i < late * n)
+        sent, behind = i * seconds / n, i < late * n
+        r = Record(cls, "gpu_sim", 0, 0, sent - 0.020 * behind, sent, float(latency), Outcome.OK, "", 1, behind)
         bucket.count_sent(r)
         bucket.count_end(r, latency <= sla_ms / 1000)
     counters = {SUCCESS: n, INFER: n, EXEC: n / batch, DURATIONS["queue_us"]: n * median_ms * 400,

@@ -115,7 +115,7 @@ def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_w
 
 
 def test_trials_in_which_the_generator_fell_behind_are_named_on_the_verdict():
-    """The same rule as the live warning (traffic.behind): over 5 % of a trial's requests sent late."""
+    """The same rule as the live warning (traffic.behind): over 5 % of a trial's requests sent over 10 ms late."""
     on_time = samples.ab_result(late={("start", 1): 0.04})  # 4 %: a shared machine's usual slips
     assert on_time.behind() == [] and on_time.caution() == ""
     assert "fell behind" not in ab_report(samples.ab_study(on_time), on_time)
@@ -139,11 +139,11 @@ def test_a_sweep_point_measured_while_the_generator_fell_behind_says_so():
     slipped = dataclasses.replace(best, figures=late.figures(), stable=False)
     assert round(slipped.behind, 2) == 0.3
     assert slipped.caution() == ("its figures never settled (the window limit came first); the load generator fell "
-                                 "behind here (30% of requests sent late), so the server saw a smoother, lighter load "
-                                 "than asked: measure it again before relying on it")
+                                 "behind here (30% of requests sent over 10 ms late), so the server saw a smoother, "
+                                 "lighter load than asked: measure it again before relying on it")
     html = sweep_report(samples.sweep_study(space), [slipped if p is best else p for p in points], space)
     text = re.sub(r"<[^>]+>", " ", html)
-    assert "30% sent late" in text and "Caution: its figures never settled" in text
+    assert "30% sent over 10 ms late" in text and "Caution: its figures never settled" in text
     assert "2 never settled; the load generator fell behind at 1." in text
 
 

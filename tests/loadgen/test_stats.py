@@ -38,6 +38,15 @@ def test_goodput_counts_lateness_against_the_sla():
     assert row["ok"] == 2 and row["goodput_rps"] == 1 and row["late"] == 1
 
 
+def test_behind_counts_first_attempts_sent_over_10_ms_after_their_slot():
+    """A few ms of scheduler jitter is 'late' (1 ms) but not 'behind'; a retry's wait since the slot is neither."""
+    stats = WindowedStats()
+    stats([rec(sent=0.5, scheduled=0.495, late=True), rec(sent=0.5, scheduled=0.489, late=True),
+           rec(sent=0.5, scheduled=0.2, attempt=2), rec(sent=0.6, scheduled=0.6)])
+    row = stats.window(0, 1)["a"]
+    assert (row["requests"], row["late"], row["behind"]) == (3, 2, 1), row
+
+
 def test_timeline_has_empty_seconds_and_a_window():
     stats = WindowedStats()
     stats([rec(sent=0.5), rec(sent=5.5)])
