@@ -151,6 +151,7 @@ def status_rows(spec, window: dict, summary: dict) -> list[dict]:
             "n": f"{row.get('latency_n') or 0:,}",
             label("rejected"): row.get("rejected") or 0, label("timeouts"): row.get("timeouts") or 0,
             label("late"): row.get("late") or 0,
+            label("behind"): row.get("behind") or 0,
             "send lateness p99 (ms)": "—" if late is None else f"{late:,.2f}",
         })
     return out

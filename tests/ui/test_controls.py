@@ -240,3 +240,15 @@ def test_pause_freezes_the_live_view(lab):
     assert at.session_state["dynamic:paused_at"] == frozen  # the view stays at the moment it was paused
     widget(at.toggle, "Pause").set_value(False).run()
     assert not any(c.startswith("Paused at ") for c in texts(at.caption))
+
+
+def test_the_status_table_shows_sends_late_and_sends_the_generator_fell_behind_on():
+    from app.metrics.catalog import label  # noqa: PLC0415
+    from app.traffic import TrafficForm, build_spec  # noqa: PLC0415
+    from app.ui.traffic import status_rows  # noqa: PLC0415
+
+    spec = build_spec(TrafficForm(model="gpu_sim", mode="open", rate=100.0))
+    window = {"default": {"seconds": 9, "offered_rps": 100.0, "throughput_rps": 99.0, "late": 40, "behind": 3}}
+    row = status_rows(spec, window, {})[0]
+    assert (row["class"], row[label("late")], row[label("behind")]) == ("default", 40, 3), row
+    assert label("behind") == "sends over 10 ms late (requests)"
