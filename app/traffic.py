@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from loadgen.shapes import LengthSpec
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
-from loadgen.stats import BEHIND_S
+from loadgen.stats import ALL, BEHIND_S
 
 MIXES = ("one class", "interactive + batch")
 ARRIVALS = ("poisson", "constant", "bursty", "mmpp", "ramp")
@@ -152,6 +152,16 @@ def behind(row: dict) -> float | None:
         return None
     share = (row.get("behind") or 0) / requests
     return share if share > BEHIND_SHARE else None
+
+
+def behind_in(client: dict) -> float | None:
+    """Return behind() of the 'all' row of per-class client figures ({'all': row, class: row, ...})."""
+    return behind((client or {}).get(ALL) or {})
+
+
+def sent_behind(share: float) -> str:
+    """Return a share of requests sent behind their slot as the tables and logs say it: '12% sent over 10 ms late'."""
+    return f"{share:.0%} sent over {BEHIND_MS:g} ms late"
 
 
 def behind_text(share: float, where: str) -> str:

@@ -27,7 +27,7 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.metrics.catalog import label as metric_label
-from app.traffic import BEHIND_MS, BEHIND_SHARE, behind
+from app.traffic import BEHIND_MS, BEHIND_SHARE, behind_in
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
@@ -186,7 +186,7 @@ class ABResult:
     def behind(self) -> list[tuple[str, int, float]]:
         """Return (arm, trial, share sent behind) of every trial in which the load generator fell behind."""
         return [(arm.name, t, share) for arm in self.plan.arms for t, f in sorted(self.trials.get(arm.name, {}).items())
-                if (share := behind((f.get("client") or {}).get(ALL) or {})) is not None]
+                if (share := behind_in(f.get("client"))) is not None]
 
     def caution(self) -> str:
         """Return a warning when some trials ran behind their schedule (traffic.behind), else ''."""

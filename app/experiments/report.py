@@ -24,7 +24,7 @@ from app.experiments.space import SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import Point, operating_point
 from app.metrics.catalog import fmt, label
-from app.traffic import BEHIND_MS
+from app.traffic import sent_behind
 from loadgen.report import describe_load
 from loadgen.stats import ALL
 
@@ -157,7 +157,7 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
     text = (f"Serve {best.choice.label} at {load_text(space, best.load)}: {fmt('goodput_rps', best.goodput)} goodput "
             f"within the SLA, p99 {fmt('p99_ms', best.p99)} against a {space.p99_budget_ms:g} ms budget, "
             f"throughput {fmt('throughput_rps', best.throughput)} — the most goodput of any point inside the SLA."
-            + (f" Caution: {best.caution()}." if best.caution() else ""))
+            + (f" Caution: {caution}." if (caution := best.caution()) else ""))
     command = shell_line(perf_analyzer_command("localhost:8000", space.model, space.load_kind, best.load,
                                                space.p99_budget_ms))
     return (f"<p class=verdict>{escape(text)}</p>"
@@ -181,7 +181,7 @@ def _points_table(points: list[Point], space: SearchSpace, best: Point | None) -
     head = ["configuration", "load", "status", "settled", "within SLA", *FIGURES_HEAD, "generator behind", "note"]
     rows = [[p.choice.label, load_text(space, p.load), p.status, "yes" if p.stable else "no",
              "yes" if space.meets_sla(p.p99, p.throughput) else "no", *_figures(p.figures),
-             "" if p.behind is None else f"{p.behind:.0%} sent over {BEHIND_MS:g} ms late", p.note] for p in points]
+             "" if p.behind is None else sent_behind(p.behind), p.note] for p in points]
     return _table(head, rows, ["best" if best is not None and p.key == best.key else "" for p in points])
 
 
@@ -208,7 +208,7 @@ def _ab_verdict(result: ABResult, why: str) -> str:
     advice = f"Recommended: {why}"
     tables = "".join(f"<h3>{escape(a.name)} against {escape(base)}</h3>" + _differences_table(result, a.name)
                      for a in result.plan.arms[1:])
-    caution = f"<p class=note>{escape(result.caution())}</p>" if result.caution() else ""
+    caution = f"<p class=note>{escape(note)}</p>" if (note := result.caution()) else ""
     return f"{lines}<p><b>{escape(advice)}</b></p>{caution}{tables}"
 
 

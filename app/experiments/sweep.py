@@ -30,7 +30,7 @@ from app.experiments.driving import Cancelled, Progress, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
-from app.traffic import BEHIND_MS, behind
+from app.traffic import BEHIND_MS, behind_in, sent_behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -84,7 +84,7 @@ class Point:
     @property
     def behind(self) -> float | None:
         """Return the share of requests sent behind their slot when the generator fell behind here (traffic.behind)."""
-        return behind((self.figures.get("client") or {}).get(ALL) or {}) if self.status == DONE else None
+        return behind_in(self.figures.get("client")) if self.status == DONE else None
 
     def caution(self) -> str:
         """Return why this point's figures need measuring again before shipping on them, or ''."""
@@ -415,7 +415,7 @@ class _Sweeper(StudyDriver):
                       f"{point.p99 if point.p99 is not None else float('nan'):,.1f} ms"
                       + ("" if point.stable else " (never settled)")
                       + ("" if point.behind is None
-                         else f" (generator behind: {point.behind:.0%} sent over {BEHIND_MS:g} ms late)"))
+                         else f" (generator behind: {sent_behind(point.behind)})"))
         self.report()
         return point
 

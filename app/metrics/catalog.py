@@ -4,8 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.traffic import BEHIND_SHARE
-from loadgen.stats import BEHIND_S
+from app.traffic import BEHIND_MS, BEHIND_SHARE
 
 INTERVAL = "scrape interval"
 INSTANT = "instant"
@@ -138,8 +137,8 @@ CLIENT_METRICS: tuple[Metric, ...] = (
     _client("late", "requests", "late sends", True,
             "Open loop: requests sent later than their slot allows (1 ms by default; a busy CPU's jitter shows here).",
             0),
-    _client("behind", "requests", f"sends over {BEHIND_S * 1000:g} ms late", True,
-            f"Open loop: requests sent over {BEHIND_S * 1000:g} ms after their slot. Over {BEHIND_SHARE:.0%} of them: "
+    _client("behind", "requests", f"sends over {BEHIND_MS:g} ms late", True,
+            f"Open loop: requests sent over {BEHIND_MS:g} ms after their slot. Over {BEHIND_SHARE:.0%} of them: "
             "the load generator fell behind and the server saw a lighter load than asked (app.traffic.behind).", 0),
     _client("held", "requests", "held by a reload", None,
             "Requests in flight while a config reload was under way: counted, left out of before/after comparisons.",

@@ -60,8 +60,8 @@ def _run(scenario, full: bool, out: Path | None) -> int:
             lab.close()
     for check in result.checks:
         print(f"{'PASS' if check.ok else 'FAIL'}  {check.claim}: {check.measured} (held to {check.margin})")
-    if result.caution():
-        print(f"CAUTION  {result.caution()}")
+    if caution := result.caution():
+        print(f"CAUTION  {caution}")
     print(f"{scenario.name}: {'passed' if result.passed else result.status if result.status != 'done' else 'failed'}"
           f" in {result.wall_s:,.0f} s" + (f" — {result.note}" if result.note else ""))
     if out is not None:

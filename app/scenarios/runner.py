@@ -17,7 +17,7 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
-from app.traffic import BEHIND_MS, behind
+from app.traffic import behind, behind_in, sent_behind
 from app.scenarios.base import Check, Figures, Phase, Scenario
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_to_dict
@@ -185,18 +185,17 @@ def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
     line = (f"{phase.name}: {row.get('throughput_rps') or 0:,.0f} req/s, p50 {row.get('p50_ms') or nan:,.1f} ms, p99 "
             f"{row.get('p99_ms') or nan:,.1f} ms, batch {figures['server'].get('avg_batch') or nan:.2f}")
     if (share := behind(row)) is not None:
-        line += f"; the load generator fell behind ({share:.0%} sent over {BEHIND_MS:g} ms late)"
+        line += f"; the load generator fell behind ({sent_behind(share)})"
     return line + (f"; diagnosis: {', '.join(f['pattern'] for f in findings) or 'nothing'}" if phase.diagnose else "")
 
 
 def caution(clients: dict[str, dict]) -> str:
     """Return a warning naming the phases (phase -> client rows) in which the load generator fell behind its
     schedule (traffic.behind), else ''."""
-    slipped = [(phase, share) for phase, client in clients.items()
-               if (share := behind((client or {}).get(ALL) or {})) is not None]
+    slipped = [(phase, share) for phase, client in clients.items() if (share := behind_in(client)) is not None]
     if not slipped:
         return ""
-    which = "; ".join(f"{phase}: {share:.0%} sent over {BEHIND_MS:g} ms late" for phase, share in slipped)
+    which = "; ".join(f"{phase}: {sent_behind(share)}" for phase, share in slipped)
     return (f"The load generator fell behind its schedule in {len(slipped)} of {len(clients)} phases ({which}): "
             "the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
             "different load. Run it again with less running beside it.")
@@ -220,8 +219,8 @@ def phase_table(runs: list[Experiment]) -> list[dict]:
                          **({"diagnosis": ", ".join(f["pattern"] for f in outcome["findings"]) or "nothing"}
                             if outcome.get("diagnosed") else {}),
                          **({"fix applied": outcome["fix"]} if outcome.get("fix") else {}),
-                         **({"generator behind": f"{share:.0%} sent over {BEHIND_MS:g} ms late"}
-                            if (share := behind(run.client.get(ALL) or {})) is not None else {})})
+                         **({"generator behind": sent_behind(share)}
+                            if (share := behind_in(run.client)) is not None else {})})
     return rows
 
 

@@ -22,7 +22,7 @@ from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.ui.access import can_operate
-from app.traffic import BEHIND_MS
+from app.traffic import sent_behind
 from app.ui.text import literal
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -154,7 +154,7 @@ def sweep_results(lab: Lab) -> None:
                    f"{'in flight' if space.load_kind == CONCURRENCY else 'req/s'}** — goodput "
                    f"{fmt('goodput_rps', best.goodput)}, throughput {fmt('throughput_rps', best.throughput)}, "
                    f"p99 {fmt('p99_ms', best.p99)} (budget {space.p99_budget_ms:g} ms)"
-                   + (f"; {best.caution()}" if best.caution() else ""))
+                   + (f"; {caution}" if (caution := best.caution()) else ""))
     if points:
         st.altair_chart(charts.sweep_curves(points, space), width="stretch")
         c1, c2 = st.columns(2)
@@ -168,7 +168,7 @@ def sweep_results(lab: Lab) -> None:
             label("avg_batch"): fmt("avg_batch", p.get("avg_batch"), unit=False),
             label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
             "inside SLA": space.meets_sla(p.p99, p.throughput), "settled": p.stable,
-            "generator behind": "" if p.behind is None else f"{p.behind:.0%} sent over {BEHIND_MS:g} ms late",
+            "generator behind": "" if p.behind is None else sent_behind(p.behind),
             "note": p.note,
         } for p in points])
         st.dataframe(table, hide_index=True, width="stretch")
