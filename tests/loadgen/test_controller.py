@@ -7,7 +7,11 @@ import time
 import pytest
 
 from loadgen.controller import LoadController
+from loadgen.outcome import Outcome
+from loadgen.records import Record
 from loadgen.spec import LoadSpec, Mode, TrafficClass
+from loadgen.specfile import spec_to_dict
+from loadgen.stats import Bucket
 
 ROW_KEYS = {"t", "cls", "sent", "ok", "failed", "rejected", "timeouts", "late", "throughput_rps", "goodput_rps",
             "p50_ms", "p90_ms", "p95_ms", "p99_ms"}
@@ -140,11 +144,6 @@ def test_a_new_run_keeps_the_earlier_runs_rows_and_windows_span_both(triton, new
 
 def _run(t0_epoch: float, seconds: int, per_second: int) -> dict:
     """Return a kept run as the history store saves it: `per_second` answered requests in each of its seconds."""
-    from loadgen.outcome import Outcome  # noqa: PLC0415
-    from loadgen.records import Record  # noqa: PLC0415
-    from loadgen.specfile import spec_to_dict  # noqa: PLC0415
-    from loadgen.stats import Bucket  # noqa: PLC0415
-
     out = {}
     for k in range(seconds):
         bucket = Bucket()
@@ -167,7 +166,7 @@ def test_a_window_after_a_restart_divides_by_the_seconds_traffic_ran_not_by_an_e
         row = ctl.window(1010.0, 1020.0)["all"]
         print(row["seconds"], row["ok"], row["throughput_rps"], row["span"])
         assert (row["ok"], row["seconds"], row["throughput_rps"]) == (800, pytest.approx(8.0), pytest.approx(100.0))
-        both = ctl.window(1000.0, 1020.0)["all"]  # A's 5 s, B's 10 s (seconds 0.3 apart: no overlap)
+        both = ctl.window(1000.0, 1020.0)["all"]  # A's 5 s, B's 10 s (3.3 s apart: no overlap)
         assert (both["ok"], both["seconds"]) == (1500, pytest.approx(15.0)), both
         assert both["throughput_rps"] == pytest.approx(100.0), both
         gap = ctl.window(1000.0, 1012.0)["all"]  # A's 5 s, B's whole seconds 1008.3-1011.3; the gap between counts not
