@@ -9,7 +9,8 @@ from random import Random
 import numpy as np
 
 from loadgen.metadata import ModelInfo
-from loadgen.payload import http_request, infer_body, random_tensor
+from loadgen.inputs import tensor_variants
+from loadgen.payload import http_request, infer_body
 from loadgen.spec import RetryPolicy, TrafficClass
 
 
@@ -57,13 +58,9 @@ def request_parameters(priority: int, server_timeout_us: int | None = None) -> d
 def prepare_class(tc: TrafficClass, model: str, info: ModelInfo, host: str, seed: int | None) -> PreparedClass:
     """Encode every shape variant of a class once, so sending costs one write."""
     target = make_target(tc.name, model, tc.priority, tc.timeout_ms, tc.retry)
-    rng = np.random.default_rng(seed)
     params = request_parameters(tc.priority, tc.server_timeout_us)
-    variants = [tc.shape.shapes(t.dims) for t in info.inputs]
-    lead = (tc.shape.batch,) if info.max_batch_size > 0 else ()
     requests = []
-    for shapes in zip(*variants):
-        tensors = [(t.name, t.datatype, random_tensor(t.datatype, lead + s, rng)) for t, s in zip(info.inputs, shapes)]
+    for tensors in tensor_variants(tc, info, np.random.default_rng(seed)):
         body, head = infer_body(tensors, params)
         requests.append(http_request(host, model, body, head))
     return PreparedClass(target, tuple(requests))

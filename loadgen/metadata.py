@@ -28,6 +28,7 @@ class ModelInfo:
     inputs: tuple[TensorInfo, ...]
     outputs: tuple[TensorInfo, ...]
     max_batch_size: int
+    decoupled: bool = False  # answers over a stream (gRPC streaming), zero or more responses per request
 
 
 def fetch_model(url: str, model: str, timeout_s: float = 5.0) -> ModelInfo:
@@ -35,16 +36,14 @@ def fetch_model(url: str, model: str, timeout_s: float = 5.0) -> ModelInfo:
     base = f"{url.rstrip('/')}/v2/models/{model}"
     meta, config = _get(base, timeout_s), _get(f"{base}/config", timeout_s)
     batch = int(config.get("max_batch_size", 0))
-    if config.get("model_transaction_policy", {}).get("decoupled"):
-        raise ModelUnavailable(f"{model} is decoupled: it streams its answers over generate_stream and cannot answer "
-                               "the infer requests this load generator sends; drive it with loadgen.stream")
+    decoupled = bool(config.get("model_transaction_policy", {}).get("decoupled"))
 
     def tensors(items) -> tuple[TensorInfo, ...]:
         return tuple(
             TensorInfo(t["name"], t["datatype"], tuple(int(d) for d in t["shape"])[1 if batch else 0:]) for t in items
         )
 
-    return ModelInfo(model, tensors(meta.get("inputs", [])), tensors(meta.get("outputs", [])), batch)
+    return ModelInfo(model, tensors(meta.get("inputs", [])), tensors(meta.get("outputs", [])), batch, decoupled)
 
 
 def _get(url: str, timeout_s: float) -> dict:

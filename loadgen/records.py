@@ -29,6 +29,9 @@ class Record:
     error: str  # error kind, '' when ok
     attempt: int  # 1 for the first try
     late: bool  # open loop: went out later than its slot allows
+    detail: str = ""  # a failure's own words (the server's error text, cut short); '' when ok
+    first_s: float | None = None  # a streamed (decoupled) request: from sending to its first response
+    responses: int = 0  # a streamed (decoupled) request: responses received (0 for plain requests)
 
     @property
     def done_s(self) -> float:
