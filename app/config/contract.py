@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from tritonclient.grpc import model_config_pb2 as pb
 
+from app.config.enums import enum_label
 from app.config.errors import Problem
 from app.config.model_config import ModelConfig
 from app.fit import model_kind
@@ -23,7 +24,7 @@ class ContractChange:
 
 
 def _tensor(t) -> str:
-    dtype = pb.DataType.Name(t.data_type)
+    dtype = enum_label(pb.DataType.DESCRIPTOR, t.data_type)
     text = f"{dtype} {list(t.dims)}"
     if t.HasField("reshape"):
         text += f" reshape {list(t.reshape.shape)}"
@@ -51,7 +52,7 @@ def _controls(config: ModelConfig) -> str:
     parts = []
     for control in config.sequence_batching.control_input:
         for c in control.control:
-            kind = pb.ModelSequenceBatching.Control.Kind.Name(c.kind).replace("CONTROL_SEQUENCE_", "")
+            kind = enum_label(pb.ModelSequenceBatching.Control.Kind.DESCRIPTOR, c.kind).replace("CONTROL_SEQUENCE_", "")
             values = list(c.int32_false_true or c.fp32_false_true or c.bool_false_true)
             parts.append(f"{control.name}={kind}{values if values else ''}")
     return ", ".join(sorted(parts)) or "none"
@@ -69,7 +70,8 @@ def contract_changes(old: ModelConfig, new: ModelConfig) -> list[ContractChange]
     if old.model_transaction_policy.decoupled != new.model_transaction_policy.decoupled:
         out.append(ContractChange("model_transaction_policy.decoupled", str(old.model_transaction_policy.decoupled),
                                   str(new.model_transaction_policy.decoupled)))
-    kinds = lambda c: ", ".join(sorted({pb.ModelInstanceGroup.Kind.Name(g.kind) for g in c.instance_group})) or "default"  # noqa: E731
+    kinds = lambda c: ", ".join(sorted({enum_label(pb.ModelInstanceGroup.Kind.DESCRIPTOR, g.kind)  # noqa: E731
+                                        for g in c.instance_group})) or "default"
     if kinds(old) != kinds(new):
         out.append(ContractChange("instance kinds", kinds(old), kinds(new)))
     for field in ("backend", "platform"):

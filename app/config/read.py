@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from tritonclient.grpc import model_config_pb2 as pb
 
+from app.config.enums import enum_name
 from app.config.model_config import ModelConfig
 from app.config.settings import (
     DynamicBatching, InstanceGroup, Kind, ModelSettings, QueuePolicy, SequenceBatching, Strategy,
@@ -12,19 +13,21 @@ from app.config.settings import (
 
 def instance_groups_of(config: ModelConfig) -> tuple[InstanceGroup, ...]:
     """Return the instance groups (Triton's default is one KIND_AUTO group when none is listed)."""
+    kinds = pb.ModelInstanceGroup.Kind.DESCRIPTOR
     return tuple(
         InstanceGroup(
             count=group.count,
-            kind=Kind(pb.ModelInstanceGroup.Kind.Name(group.kind)),
+            kind=Kind(enum_name(kinds, group.kind, f"instance_group[{i}].kind")),
             gpus=tuple(group.gpus),
         )
-        for group in config.instance_group
+        for i, group in enumerate(config.instance_group)
     )
 
 
-def _policy(policy: pb.ModelQueuePolicy) -> QueuePolicy:
+def _policy(policy: pb.ModelQueuePolicy, field: str) -> QueuePolicy:
+    actions = pb.ModelQueuePolicy.TimeoutAction.DESCRIPTOR
     return QueuePolicy(
-        timeout_action=TimeoutAction(pb.ModelQueuePolicy.TimeoutAction.Name(policy.timeout_action)),
+        timeout_action=TimeoutAction(enum_name(actions, policy.timeout_action, f"{field}.timeout_action")),
         default_timeout_microseconds=policy.default_timeout_microseconds,
         allow_timeout_override=policy.allow_timeout_override,
         max_queue_size=policy.max_queue_size,
@@ -42,8 +45,10 @@ def dynamic_batching_of(config: ModelConfig) -> DynamicBatching | None:
         preserve_ordering=db.preserve_ordering,
         priority_levels=db.priority_levels,
         default_priority_level=db.default_priority_level,
-        default_queue_policy=_policy(db.default_queue_policy) if db.HasField("default_queue_policy") else None,
-        priority_queue_policies={level: _policy(p) for level, p in db.priority_queue_policy.items()},
+        default_queue_policy=(_policy(db.default_queue_policy, "dynamic_batching.default_queue_policy")
+                              if db.HasField("default_queue_policy") else None),
+        priority_queue_policies={level: _policy(p, f"dynamic_batching.priority_queue_policy[{level}]")
+                                 for level, p in db.priority_queue_policy.items()},
     )
 
 

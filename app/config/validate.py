@@ -10,9 +10,9 @@ from pathlib import Path
 from tritonclient.grpc import model_config_pb2 as pb
 
 from app.config.caps import ServerCaps
+from app.config.enums import enum_problems
 from app.config.errors import ConfigValidationError, Problem
 from app.config.model_config import ModelConfig
-from app.fit import model_kind
 from app.server.repository import ModelNameError, model_dir
 
 
@@ -40,11 +40,11 @@ def problems(config: ModelConfig, caps: ServerCaps, limits: Limits = Limits()) -
     folder = _folder(config, caps)
     return [
         *_name(config, caps),
+        *enum_problems(config),
         *_max_batch_size(config, limits),
         *_instances(config, caps, limits),
         *_dynamic(config, limits),
         *_sequence(config, limits),
-        *_transaction(config),
         *_warmup(config, limits),
         *_parameters(config, limits, folder),
         *_paths(config, folder),
@@ -201,13 +201,6 @@ def _sequence(config: ModelConfig, limits: Limits) -> Iterator[Problem]:
         if control.name in inputs:
             yield Problem("sequence_batching.control_input",
                           f"{control.name!r} is also a model input; rename the control input")
-
-
-def _transaction(config: ModelConfig) -> Iterator[Problem]:
-    # An autoregressive model streams its tokens (generate_stream); everything else is driven by HTTP infer.
-    if config.model_transaction_policy.decoupled and model_kind(config) != "autoregressive":
-        yield Problem("model_transaction_policy.decoupled", "is true: a decoupled model cannot answer the HTTP "
-                      "infer requests the lab (and most clients) send; remove the transaction policy")
 
 
 def _warmup(config: ModelConfig, limits: Limits) -> Iterator[Problem]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 
 from app.config import (
-    DynamicBatching, InstanceGroup, Kind, SequenceBatching, Strategy, format_config, read_config, set_settings,
-    settings_of,
+    ConfigValidationError, DynamicBatching, InstanceGroup, Kind, SequenceBatching, Strategy, format_config,
+    read_config, set_settings, settings_of,
 )
+from app.config.model_config import copy_config
 from app.paths import MODEL_REPOSITORY
 from tests.config.conftest import SHIPPED, pristine, shipped_id
 
@@ -38,3 +39,19 @@ def test_gpu_variant_reads_its_gpus():
 def test_writing_read_settings_back_changes_nothing(path):
     config = read_config(path)
     assert format_config(set_settings(config, settings_of(config))) == path.read_text()
+
+
+@pytest.mark.parametrize("edit, field, number", [
+    (lambda c: setattr(c.instance_group[0], "kind", 99), "instance_group[0].kind", 99),
+    (lambda c: setattr(c.dynamic_batching.default_queue_policy, "timeout_action", 7),
+     "dynamic_batching.default_queue_policy.timeout_action", 7),
+    (lambda c: c.dynamic_batching.priority_queue_policy[3].__setattr__("timeout_action", 5),
+     "dynamic_batching.priority_queue_policy[3].timeout_action", 5),
+])
+def test_an_enum_number_out_of_range_is_a_validation_error_naming_the_field(edit, field, number):
+    config = copy_config(pristine("gpu_sim"))
+    edit(config)
+    with pytest.raises(ConfigValidationError) as info:  # not the bare ValueError of Enum.Name
+        settings_of(config)
+    assert info.value.field == field
+    assert f"is {number}, which is not a" in str(info.value) and "use one of" in str(info.value)

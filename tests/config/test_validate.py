@@ -1,17 +1,22 @@
 """Validation: every rule names its field and the fix; shipped configs pass."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from tritonclient.grpc import model_config_pb2 as pb
 
 from app.config import (
     ConfigParseError, ConfigValidationError, DynamicBatching, InstanceGroup, Kind, ModelSettings, QueuePolicy,
+    contract_changes,
     SequenceBatching, ServerCaps, from_json, parse_config,
     copy_config, disable_dynamic_batching, problems, read_config, set_dynamic_batching, set_instance_group,
     set_max_batch_size, set_sequence_batching, validate,
 )
 from app.paths import MODEL_REPOSITORY
 from tests.config.conftest import SHIPPED, pristine, shipped_id
+
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party_repository"
 
 GPU = pristine("gpu_sim")
 SEQ = pristine("stream_acc")
@@ -114,12 +119,76 @@ def test_gpu_variants_need_a_gpu(path, caps):
     validate(read_config(path), ServerCaps.of_repository(MODEL_REPOSITORY, gpu_count=1))
 
 
-def test_decoupled_is_for_autoregressive_models_only(caps):
-    tokens = pristine("token_sim")
-    validate(tokens, caps)  # it streams its tokens over generate_stream
-    tokens.parameters["model_kind"].string_value = "stateless"
-    found = [p for p in problems(tokens, caps) if p.field == "model_transaction_policy.decoupled"]
-    assert found and "cannot answer the HTTP infer requests" in found[0].message
+def test_decoupled_is_allowed_for_any_model(caps):
+    config = copy_config(GPU)  # stateless, not a token generator: the lab drives it over a gRPC stream
+    config.model_transaction_policy.decoupled = True
+    assert problems(config, caps) == []
+    fanout = THIRD_PARTY / "fanout"  # a third-party decoupled model: N responses for an input N
+    validate(read_config(fanout / "config.pbtxt"), ServerCaps.of_repository(fanout.parent, gpu_count=0))
+
+
+def _enum(edit, model=GPU):
+    config = copy_config(model)
+    edit(config)
+    return config
+
+
+def _control_kind(config):
+    config.sequence_batching.control_input[1].control[0].kind = 9
+
+
+def _warmup_type(config):
+    warm = config.model_warmup.add(name="w", batch_size=1, count=1)
+    warm.inputs["INPUT"].data_type = 77
+    warm.inputs["INPUT"].zero_data = True
+
+
+# case: (config, field, the valid names the message must offer)
+ENUMS = {
+    "instance kind": (_enum(lambda c: setattr(c.instance_group[0], "kind", 99)), "instance_group[0].kind", 99,
+                      "KIND_AUTO, KIND_GPU, KIND_CPU, KIND_MODEL"),
+    "input data type": (_enum(lambda c: setattr(c.input[0], "data_type", 999)), "input[0].data_type", 999,
+                        "TYPE_FP32"),
+    "output data type": (_enum(lambda c: setattr(c.output[0], "data_type", -3)), "output[0].data_type", -3,
+                         "TYPE_STRING"),
+    "input format": (_enum(lambda c: setattr(c.input[0], "format", 5)), "input[0].format", 5, "FORMAT_NCHW"),
+    "timeout action": (_enum(lambda c: setattr(c.dynamic_batching.default_queue_policy, "timeout_action", 7)),
+                       "dynamic_batching.default_queue_policy.timeout_action", 7, "REJECT, DELAY"),
+    "priority policy action": (_enum(lambda c: (setattr(c.dynamic_batching, "priority_levels", 2),
+                                                setattr(c.dynamic_batching, "default_priority_level", 1),
+                                                setattr(c.dynamic_batching.priority_queue_policy[2],
+                                                        "timeout_action", 4))),
+                               "dynamic_batching.priority_queue_policy[2].timeout_action", 4, "REJECT, DELAY"),
+    "control kind": (_enum(_control_kind, SEQ), "sequence_batching.control_input[1].control[0].kind", 9,
+                     "CONTROL_SEQUENCE_START"),
+    "warm-up input type": (_enum(_warmup_type), "model_warmup[0].inputs['INPUT'].data_type", 77, "TYPE_FP32"),
+    "optimization priority": (_enum(lambda c: setattr(c.optimization, "priority", 8)), "optimization.priority", 8,
+                              "PRIORITY_MAX"),
+}
+
+
+@pytest.mark.parametrize("case", ENUMS)
+def test_an_enum_number_out_of_range_is_named_with_the_valid_names(case, caps):
+    config, field, number, names = ENUMS[case]
+    found = [p for p in problems(config, caps) if p.field == field]
+    assert found, problems(config, caps)
+    assert f"is {number}," in found[0].message and names in found[0].message, found[0].message
+    with pytest.raises(ConfigValidationError) as info:
+        validate(config, caps)
+    assert field in str(info.value)
+
+
+def test_an_enum_number_written_in_config_pbtxt_is_caught_and_does_not_crash_the_contract_check(caps):
+    text = (MODEL_REPOSITORY / "gpu_sim" / "config.pbtxt").read_text()
+    config = parse_config(text.replace("data_type: TYPE_FP32", "data_type: 999", 1).replace("KIND_CPU", "99"))
+    assert [p.field for p in problems(config, caps)][:2] == ["input[0].data_type", "instance_group[0].kind"]
+    changes = {c.field: c for c in contract_changes(GPU, config)}
+    assert changes["input 'INPUT'"].after == "999 (not a DataType) [256]", changes
+    assert changes["instance kinds"].after == "99 (not a ModelInstanceGroup.Kind)", changes
+    start = next(c for c in ENUMS["control kind"][0].sequence_batching.control_input if c.name == "END")
+    assert start.control[0].kind == 9
+    controls = {c.field: c for c in contract_changes(SEQ, ENUMS["control kind"][0])}["sequence control inputs"]
+    assert "END=9 (not a ModelSequenceBatching.Control.Kind)[0, 1]" in controls.after, controls
 
 
 def test_all_problems_are_collected_in_one_error(caps):
