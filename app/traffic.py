@@ -2,9 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from google.protobuf import json_format
+from tritonclient.grpc.model_config_pb2 import ModelConfig
+
+from loadgen.input_data import read_data
+from loadgen.inputs import plan_inputs, sent_shape
+from loadgen.metadata import ModelInfo, info_from_config
 from loadgen.shapes import LengthSpec
-from loadgen.spec import ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
+from loadgen.spec import ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
 from loadgen.stats import ALL, BEHIND_S
 
 MIXES = ("one class", "interactive + batch")
@@ -29,6 +36,9 @@ class TrafficForm:
     sla_ms: float = 50.0
     sequences: int = 0  # > 0: that many concurrent sequences instead of classes
     sequence_length: int = 20
+    shapes: tuple[tuple[str, str], ...] = ()  # (input, dims as typed: "16", "3,224,224") for inputs served with a -1
+    send: tuple[str, ...] = ()  # optional inputs to send (the others are left out)
+    data: str = ""  # real inputs: a perf_analyzer JSON file or a folder of .npy files; empty: random values
 
 
 LIMITS = {  # field: (lowest, highest, what it is) - a typed value outside is refused, never replaced
@@ -43,9 +53,10 @@ LIMITS = {  # field: (lowest, highest, what it is) - a typed value outside is re
 }
 
 
-def problems(form: TrafficForm) -> list[str]:
-    """Return what is wrong with a form, one sentence per field (empty when it can start)."""
-    out = []
+def problems(form: TrafficForm, config: ModelConfig | None = None) -> list[str]:
+    """Return what is wrong with a form, one sentence per field (empty when it can start); with the model's served
+    config, its inputs' shapes too."""
+    out = _input_problems(form, config) if not form.sequences else []
     for name, (low, high, what) in LIMITS.items():
         value = getattr(form, name)
         if value is None or not low <= value <= high:
@@ -54,6 +65,62 @@ def problems(form: TrafficForm) -> list[str]:
         out.append(f"load mode must be closed or open, not {form.mode!r}")
     if form.arrival not in ARRIVALS:
         out.append(f"arrivals must be one of {', '.join(ARRIVALS)}")
+    return out
+
+
+def served(config: ModelConfig) -> ModelInfo:
+    """Return a served config's inputs and outputs as the load generator sees them."""
+    return info_from_config(json_format.MessageToDict(config, preserving_proto_field_name=True), config.name)
+
+
+def parse_dims(text: str) -> tuple[int, ...] | None:
+    """Return dims typed as '16', '3, 224, 224' or '[3,224,224]' (None when empty); ValueError when not numbers."""
+    text = text.strip().strip("[]()").strip()
+    if not text:
+        return None
+    return tuple(int(d) for d in text.replace(" ", ",").split(",") if d)
+
+
+def form_inputs(form: TrafficForm) -> dict:
+    """Return the TrafficClass fields of a form's inputs: per-input dims and sends, and the data path."""
+    dims = {name: parse_dims(text) for name, text in form.shapes}
+    names = [n for n in dict.fromkeys([*dims, *form.send]) if dims.get(n) is not None or n in form.send]
+    specs = tuple(InputSpec(n, dims=dims.get(n), send=True if n in form.send else None) for n in names)
+    return {"inputs": specs, "data": form.data.strip() or None}
+
+
+def input_rows(form: TrafficForm, config: ModelConfig) -> list[dict]:
+    """Return one row per served input: its datatype and dims, whether optional, and the shape a request sends."""
+    info = served(config)
+    try:
+        tc = TrafficClass(**form_inputs(form))
+        sends = {p.tensor.name: sent_shape(tc, info, p) for p in plan_inputs(tc, info)} if not tc.data else {}
+    except ValueError:
+        sends = {}
+    return [{"input": t.name, "datatype": t.datatype, "dims": str(list(t.dims)),
+             "optional": "yes" if t.optional else "",
+             "sends": "from the data" if form.data.strip() else sends.get(t.name, "?")} for t in info.inputs]
+
+
+def _input_problems(form: TrafficForm, config: ModelConfig | None) -> list[str]:
+    out = []
+    for name, text in form.shapes:
+        try:
+            parse_dims(text)
+        except ValueError:
+            out.append(f"the shape of {name} must be whole numbers separated by commas (e.g. 16 or 3,224,224); "
+                       f"{text!r} was typed")
+    data = form.data.strip()
+    if data and not Path(data).expanduser().exists():
+        out.append(f"input data {data} is not there: give a perf_analyzer JSON file or a folder of .npy files")
+    if out or config is None:
+        return out
+    try:
+        tc = TrafficClass(**form_inputs(form))
+        if not tc.data:
+            plan_inputs(tc, served(config))
+    except ValueError as exc:
+        out.append(str(exc).removeprefix("class default: "))
     return out
 
 
@@ -74,14 +141,20 @@ def form_from_spec(spec: LoadSpec, fallback: TrafficForm) -> TrafficForm:
         interactive_share=first.share if mix == MIXES[1] else fallback.interactive_share,
         retry=first.retry.kind.value if first.retry.kind.value in RETRIES else "none",
         timeout_ms=first.timeout_ms or fallback.timeout_ms, sla_ms=first.sla_ms,
+        shapes=tuple((i.name, ",".join(map(str, i.dims))) for i in first.inputs if i.dims is not None),
+        send=tuple(i.name for i in first.inputs if i.send), data=first.data or "",
     )
 
 
-def build_spec(form: TrafficForm) -> LoadSpec:
-    """Return the LoadSpec for a form; ValueError names what is wrong."""
-    wrong = problems(form)
+def build_spec(form: TrafficForm, config: ModelConfig | None = None) -> LoadSpec:
+    """Return the LoadSpec for a form; ValueError names what is wrong (with the served config: its input data read
+    and checked too)."""
+    wrong = problems(form, config)
     if wrong:
         raise ValueError("; ".join(wrong))
+    inputs = form_inputs(form)
+    if config is not None and inputs["data"] and not form.sequences:
+        read_data(inputs["data"], served(config))
     retry = RetryPolicy(kind=RetryKind(form.retry), max_attempts=3 if form.retry != "none" else 1)
     if form.sequences > 0:
         seq = SequenceSpec(model=form.model, count=form.sequences, length=LengthSpec(kind="geometric", n=form.sequence_length),
@@ -92,12 +165,12 @@ def build_spec(form: TrafficForm) -> LoadSpec:
         share = min(max(form.interactive_share, 0.01), 0.99)
         classes = (
             TrafficClass(name="interactive", share=share, priority=1, timeout_ms=form.timeout_ms, sla_ms=form.sla_ms,
-                         retry=retry),
+                         retry=retry, **inputs),
             TrafficClass(name="batch", share=1 - share, priority=2, timeout_ms=form.timeout_ms, sla_ms=form.sla_ms * 10,
-                         retry=retry),
+                         retry=retry, **inputs),
         )
     else:
-        classes = (TrafficClass(name="default", timeout_ms=form.timeout_ms, sla_ms=form.sla_ms, retry=retry),)
+        classes = (TrafficClass(name="default", timeout_ms=form.timeout_ms, sla_ms=form.sla_ms, retry=retry, **inputs),)
     return LoadSpec(mode=Mode(form.mode), concurrency=form.concurrency, rate=form.rate,
                     arrival=ArrivalSpec(kind=form.arrival), duration_s=form.duration_s, model=form.model, classes=classes)
 

@@ -27,13 +27,13 @@ class Target:
 
 @dataclass(frozen=True)
 class PreparedClass:
-    """A class ready to send: its target and one pre-encoded request per shape variant."""
+    """A class ready to send: its target and one pre-encoded request per variant (shapes, or entries of its data)."""
 
     target: Target
     requests: tuple[bytes, ...]
 
     def pick(self, rng: Random) -> bytes:
-        """Return the bytes of the next request (a random shape variant when there are several)."""
+        """Return the bytes of the next request (a random variant when there are several)."""
         reqs = self.requests
         return reqs[0] if len(reqs) == 1 else reqs[rng.randrange(len(reqs))]
 

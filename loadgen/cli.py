@@ -13,7 +13,8 @@ from loadgen.report import format_summary, json_summary
 from loadgen.run import LoadRun
 from loadgen.shapes import ShapeSpec
 from loadgen.sinks import JsonlSink
-from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, TrafficClass
+from loadgen.spec import (ArrivalKind, ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy,
+                          TrafficClass)
 from loadgen.specfile import build, load_spec
 from loadgen.stats import stats_for
 
@@ -24,6 +25,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a load and print a summary")
     run.add_argument("--url", required=True, help="server HTTP address, e.g. http://127.0.0.1:8000")
+    run.add_argument("--grpc-url", help="server gRPC host:port, for decoupled models (default: TRITON_GRPC_URL, or "
+                     "the HTTP host's 8001 when HTTP is on 8000)")
     run.add_argument("--model", help="model of the classes that name none")
     load = run.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=int, help="closed loop: requests in flight")
@@ -40,7 +43,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--sla-ms", type=float, help="latency that counts as goodput")
     run.add_argument("--retry", choices=[k.value for k in RetryKind], help="retry policy")
     run.add_argument("--max-attempts", type=int, default=3, help="attempts in all when retrying")
-    run.add_argument("--shape", help="input dims without batch, e.g. 16 or 8,4 (-1 for the variable one)")
+    run.add_argument("--shape", action="append", default=[], metavar="[INPUT:]DIMS",
+                     help="dims without batch: 16 or 8,4 for the inputs served with a -1, or INPUT:3,224,224 for one "
+                          "input (repeatable)")
+    run.add_argument("--send", action="append", default=[], metavar="INPUT", help="send this optional input too")
+    run.add_argument("-b", "--batch", type=int, help="rows per request (batching models)")
+    run.add_argument("--input-data", metavar="PATH",
+                     help="real inputs: a perf_analyzer --input-data JSON file or a folder of INPUT.npy files")
+    run.add_argument("--string-len", metavar="LOW[:HIGH]", help="lengths of random BYTES (string) elements")
     run.add_argument("--lengths", help="variable length LOW:HIGH drawn uniformly for the -1 dim")
     run.add_argument("--pad-to", help="pad each length up to the smallest of these buckets, e.g. 64,128,256")
     run.add_argument("--spin-us", type=float, help="open loop: busy-wait this long before each send (sharper timing)")
@@ -92,15 +102,38 @@ def _class_from_args(args: argparse.Namespace) -> TrafficClass:
         fields["sla_ms"] = args.sla_ms
     if args.retry:
         fields["retry"] = RetryPolicy(args.retry, max_attempts=args.max_attempts)
-    if args.shape or args.lengths:
-        dims = tuple(int(d) for d in args.shape.split(",")) if args.shape else None
-        if args.lengths:
-            low, high = (int(v) for v in args.lengths.split(":"))
-            buckets = tuple(int(b) for b in args.pad_to.split(",")) if args.pad_to else ()
-            fields["shape"] = ShapeSpec("uniform", dims=dims, low=low, high=high, buckets=buckets)
-        else:
-            fields["shape"] = ShapeSpec(dims=dims)
-    return TrafficClass(**fields)
+    return TrafficClass(**fields, **_input_fields(args))
+
+
+def _input_fields(args: argparse.Namespace) -> dict:
+    """Return a class's shape, per-input settings, data and string lengths from the command line."""
+    own = {name: dims for name, _, dims in (t.rpartition(":") for t in args.shape if ":" in t)}
+    wide = [t for t in args.shape if ":" not in t]
+    if len(wide) > 1:
+        raise ValueError(f"--shape without an input name sizes the inputs with a -1: give it once, got {wide}")
+    shape: dict = {"dims": _ints(wide[0], "--shape") if wide else None, "batch": args.batch or 1}
+    if args.lengths:
+        low, high = _ints(args.lengths, "--lengths", ":")
+        buckets = _ints(args.pad_to, "--pad-to") if args.pad_to else ()
+        shape.update(kind="uniform", low=low, high=high, buckets=buckets)
+    fields: dict = {"shape": ShapeSpec(**shape)}
+    names = list(dict.fromkeys([*own, *args.send]))
+    if names:
+        fields["inputs"] = tuple(InputSpec(n, dims=_ints(own[n], f"--shape {n}:") if n in own else None,
+                                           send=True if n in args.send else None) for n in names)
+    if args.input_data:
+        fields["data"] = args.input_data
+    if args.string_len:
+        lengths = _ints(args.string_len, "--string-len", ":")
+        fields["string_len"] = (lengths[0], lengths[-1])
+    return fields
+
+
+def _ints(text: str, what: str, sep: str = ",") -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in text.split(sep))
+    except ValueError:
+        raise ValueError(f"{what} takes whole numbers separated by {sep!r}, got {text!r}") from None
 
 
 def _pair(text: str) -> tuple[str, str]:
@@ -121,7 +154,7 @@ def run_command(args: argparse.Namespace) -> int:
     if sink:
         sinks.append(sink)
     try:
-        asyncio.run(LoadRun(spec, args.url, sinks, on_start=stats.set_start).run())
+        asyncio.run(LoadRun(spec, args.url, sinks, on_start=stats.set_start, grpc_url=args.grpc_url).run())
     finally:
         if sink:
             sink.close()

@@ -9,10 +9,11 @@ MAX_VARIANTS = 256  # pre-encoded bodies per class
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """Shape of each input without the batch dimension: fixed, or a variable length in place of -1."""
+    """A class's shapes without the batch dimension: dims for the inputs served with a -1 (those that give no dims
+    of their own), a variable length for the -1s left, and the rows of each request."""
 
     kind: str = "fixed"  # fixed | uniform | choice
-    dims: tuple[int, ...] | None = None  # None: the model's dims
+    dims: tuple[int, ...] | None = None  # None: each input's own dims, else the served ones (a -1 left: 1)
     low: int = 1  # uniform: shortest length
     high: int = 128  # uniform: longest length
     choices: tuple[int, ...] = ()  # choice: the lengths to pick from
@@ -25,10 +26,12 @@ class ShapeSpec:
         if self.dims is not None:
             object.__setattr__(self, "dims", tuple(int(d) for d in self.dims))
         object.__setattr__(self, "choices", tuple(int(c) for c in self.choices))
+        if self.batch < 1:
+            raise ValueError(f"shape batch counts the rows of a request: it must be at least 1, got {self.batch}")
         if self.kind == "uniform" and not 1 <= self.low <= self.high:
             raise ValueError(f"uniform shape needs 1 <= low <= high, got {self.low}..{self.high}")
-        if self.kind == "choice" and not self.choices:
-            raise ValueError("a choice shape needs choices: a list of lengths")
+        if self.kind == "choice" and (not self.choices or min(self.choices) < 1):
+            raise ValueError(f"a choice shape needs choices: a list of lengths of at least 1, got {list(self.choices)}")
         object.__setattr__(self, "buckets", tuple(sorted(int(b) for b in self.buckets)))
         if self.buckets:
             if self.kind == "fixed":
@@ -55,17 +58,17 @@ class ShapeSpec:
         """Return the length a request is sent with: the smallest bucket that holds it (itself without buckets)."""
         return next((b for b in self.buckets if b >= length), length)
 
-    def shapes(self, model_dims: tuple[int, ...]) -> list[tuple[int, ...]]:
-        """Return the concrete input shapes (without batch) this spec produces for a model's dims."""
-        dims = self.dims if self.dims is not None else tuple(model_dims)
-        lengths = self.lengths()
-        if -1 in dims and not lengths:
-            raise ValueError(f"the input has variable dims {list(dims)}: give shape dims, or a uniform/choice length")
-        if not lengths:
-            return [dims]
-        if -1 not in dims:
-            raise ValueError(f"a variable length needs a -1 in the dims, got {list(dims)}")
-        return [tuple(n if d == -1 else d for d in dims) for n in lengths]
+    def describe(self) -> str:
+        """Return the variable length in words: '8..128', '16|32', padded to buckets when there are some."""
+        if self.kind == "fixed":
+            return ""
+        text = f"{self.low}..{self.high}" if self.kind == "uniform" else "|".join(map(str, self.choices))
+        return f"{text} padded to {'|'.join(map(str, self.buckets))}" if self.buckets else text
+
+
+def fill(dims: tuple[int, ...], length: int) -> tuple[int, ...]:
+    """Return dims with every -1 replaced by length."""
+    return tuple(length if d == -1 else d for d in dims)
 
 
 @dataclass(frozen=True)

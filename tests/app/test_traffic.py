@@ -2,13 +2,19 @@
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
+from pathlib import Path
 from random import Random
 
 import pytest
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
 
-from app.traffic import TrafficForm, build_spec, class_targets, form_from_spec, keep_up_warning, problems
+from app.traffic import TrafficForm, build_spec, class_targets, form_from_spec, input_rows, keep_up_warning, problems
 from loadgen.arrivals import poisson
-from loadgen.spec import Mode, RetryKind
+from loadgen.spec import InputSpec, Mode, RetryKind
+
+THIRD_PARTY = Path(__file__).resolve().parents[1] / "third_party_repository"
 
 
 def test_one_class_closed_loop():
@@ -85,3 +91,57 @@ def test_fewer_sends_than_the_mean_rate_on_time_is_not_a_generator_falling_behin
     assert not warned, f"{len(warned)} on-time windows called the generator slow, e.g. {warned[:5]} of 200 sent"
     overloaded = {"all": {"seconds": 10, "requests": 1_200, "late": 30, "behind": 6}}  # 2,000 asked
     assert keep_up_warning(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=200)), overloaded) is None
+
+
+def served(model: str) -> model_config_pb2.ModelConfig:
+    """The third-party model's config as written (what the tests' server serves for these, defaults aside)."""
+    return text_format.Parse((THIRD_PARTY / model / "config.pbtxt").read_text(), model_config_pb2.ModelConfig())
+
+
+def test_the_inputs_expander_lists_each_served_input_and_the_shape_it_sends():
+    rows = input_rows(TrafficForm(model="var_dims"), served("var_dims"))
+    assert rows == [
+        {"input": "VALUES", "datatype": "FP32", "dims": "[-1]", "optional": "", "sends": "[1, 1]"},
+        {"input": "SCALE", "datatype": "FP32", "dims": "[1]", "optional": "yes", "sends": "not sent"},
+    ]
+    chosen = TrafficForm(model="var_dims", shapes=(("VALUES", "16"),), send=("SCALE",))
+    assert [r["sends"] for r in input_rows(chosen, served("var_dims"))] == ["[1, 16]", "[1, 1]"]
+    assert [r["sends"] for r in input_rows(TrafficForm(model="two_inputs"), served("two_inputs"))] == ["[4]", "[2]"]
+    assert input_rows(TrafficForm(model="text_len"), served("text_len"))[0]["datatype"] == "BYTES"
+
+
+def test_shapes_sends_and_data_become_the_classes_inputs_and_come_back(tmp_path):
+    form = TrafficForm(model="var_dims", mix="interactive + batch", shapes=(("VALUES", "3,4"),), send=("SCALE",))
+    spec = build_spec(form)
+    assert {c.inputs for c in spec.classes} == {(InputSpec("VALUES", dims=(3, 4)), InputSpec("SCALE", send=True))}
+    assert form_from_spec(spec, TrafficForm(model="other")) == form
+    data = TrafficForm(model="var_dims", data=str(tmp_path))
+    assert form_from_spec(build_spec(data), TrafficForm(model="other")) == data
+    typed = TrafficForm(model="var_dims", shapes=(("VALUES", " [16] "),))
+    assert build_spec(typed, served("var_dims")).classes[0].inputs == (InputSpec("VALUES", dims=(16,)),)
+
+
+@pytest.mark.parametrize("form, message", [
+    (TrafficForm(model="var_dims", shapes=(("VALUES", "sixteen"),)),
+     "the shape of VALUES must be whole numbers separated by commas (e.g. 16 or 3,224,224); 'sixteen' was typed"),
+    (TrafficForm(model="var_dims", shapes=(("VALUES", "4,4"),)),
+     "inputs.VALUES.dims [4, 4] does not fit input VALUES, served as [-1]: give 1 dim"),
+    (TrafficForm(model="var_dims", send=("SCAL",)), "model var_dims has no input SCAL; its inputs are VALUES, SCALE"),
+    (TrafficForm(model="var_dims", data="/no/such/data.json"),
+     "input data /no/such/data.json is not there: give a perf_analyzer JSON file or a folder of .npy files"),
+])
+def test_input_mistakes_are_refused_before_the_traffic_starts(form, message):
+    assert message in " ".join(problems(form, served("var_dims")))
+    with pytest.raises(ValueError):
+        build_spec(form, served("var_dims"))
+
+
+def test_the_data_is_read_and_checked_when_the_traffic_starts(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text('{"data": [{"SCALE": [2]}]}')
+    form = TrafficForm(model="var_dims", data=str(path))
+    assert problems(form, served("var_dims")) == []  # cheap checks only while the form is drawn
+    with pytest.raises(ValueError, match="entry 0: required input VALUES is missing"):
+        build_spec(form, served("var_dims"))
+    both = replace(form, shapes=(("VALUES", "16"),))
+    assert "gives every tensor and its shape; drop inputs" in problems(both, served("var_dims"))[0]

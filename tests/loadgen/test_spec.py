@@ -6,8 +6,9 @@ from random import Random
 
 import pytest
 
-from loadgen.shapes import LengthSpec, ShapeSpec
-from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, TrafficClass
+from loadgen.shapes import LengthSpec, ShapeSpec, fill
+from loadgen.spec import (ArrivalKind, ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy,
+                          TrafficClass)
 from loadgen.specfile import load_spec, spec_from_dict, spec_to_dict
 
 YAML = """
@@ -68,22 +69,59 @@ def test_invalid_specs_explain_themselves(data, message):
 
 
 def test_shapes_fill_the_variable_dimension():
-    assert ShapeSpec().shapes((256,)) == [(256,)]
-    assert ShapeSpec("choice", dims=(-1, 4), choices=(2, 3)).shapes((-1, 4)) == [(2, 4), (3, 4)]
+    assert fill((-1, 4), 3) == (3, 4) and fill((256,), 3) == (256,)
+    assert ShapeSpec("choice", dims=(-1, 4), choices=(2, 3)).lengths() == [2, 3]
     assert len(ShapeSpec("uniform", low=1, high=10_000).lengths()) == 256
-    with pytest.raises(ValueError, match="variable dims"):
-        ShapeSpec().shapes((-1,))
+    assert ShapeSpec().lengths() == []  # fixed: one variant
+    with pytest.raises(ValueError, match="at least 1"):
+        ShapeSpec(batch=0)
 
 
 def test_buckets_pad_each_length_up_to_the_smallest_bucket_that_holds_it():
     shape = ShapeSpec("uniform", dims=(-1,), low=1, high=8, buckets=(8, 4))
     assert shape.lengths() == [4, 4, 4, 4, 8, 8, 8, 8]  # each padded length as often as the lengths it holds
-    assert sorted(set(shape.shapes((-1,)))) == [(4,), (8,)]
+    assert shape.describe() == "1..8 padded to 4|8"
     assert ShapeSpec("choice", choices=(3, 9), buckets=(16,)).lengths() == [16, 16]
     with pytest.raises(ValueError, match="hold the longest length"):
         ShapeSpec("uniform", low=1, high=300, buckets=(64, 256))
     with pytest.raises(ValueError, match="uniform or choice"):
         ShapeSpec(buckets=(64,))
+
+
+def test_inputs_are_named_by_their_keys_in_yaml_and_round_trip(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text("""
+model: var_dims
+classes:
+  - name: long
+    inputs: {VALUES: {dims: [16]}, SCALE: {send: true}}
+    string_len: [0, 64]
+  - {name: real, data: inputs.json, shape: {batch: 4}}
+""")
+    spec = load_spec(path)
+    long, real = spec.classes
+    assert long.inputs == (InputSpec("VALUES", dims=(16,)), InputSpec("SCALE", send=True))
+    assert long.input("SCALE").send is True and long.input("OTHER") is None and long.string_len == (0, 64)
+    assert real.data == "inputs.json" and real.shape.batch == 4 and real.string_len == (1, 16)
+    assert spec_from_dict(json.loads(json.dumps(spec_to_dict(spec)))) == spec  # the worker's pipe: a list of inputs
+
+
+@pytest.mark.parametrize(
+    "cls, message",
+    [
+        ({"inputs": {"VALUES": [16]}}, r"classes\[0\].inputs.VALUES: expected a mapping of fields"),
+        ({"inputs": {"VALUES": {"name": "SCALE"}}}, "the key names it 'VALUES'"),
+        ({"inputs": [{"name": "A"}, {"name": "A"}]}, "each input is named once"),
+        ({"inputs": {"A": {"dims": [0]}}}, "input A: dims must be positive"),
+        ({"inputs": {"A": {"colour": 1}}}, "unknown field"),
+        ({"string_len": [5, 2]}, "string_len needs 0 <= low <= high"),
+        ({"data": "d.json", "inputs": {"A": {"dims": [3]}}}, "data .d.json. gives every tensor"),
+        ({"data": "d.json", "shape": {"kind": "uniform"}}, "drop inputs and shape dims/lengths"),
+    ],
+)
+def test_invalid_inputs_explain_themselves(cls, message):
+    with pytest.raises(ValueError, match=message):
+        spec_from_dict({"classes": [cls]})
 
 
 def test_sequence_lengths_follow_their_distribution():
