@@ -10,6 +10,20 @@ WAITING_SHARE = 0.4  # queue/batching wait at or above this share of server time
 TAIL_RATIO = 2.0  # p99 at or above this multiple of p50: "p50 low, p99 high"
 STUCK_BATCH = 1.2  # average batch below this (with batching possible): stuck at 1
 DELAY_BOUND = 1.5  # queue wait up to this multiple of max_queue_delay: the wait is the batching delay itself
+FAILING_SHARE = 0.01  # failed attempts at or above this share of those that ended: named before any latency finding
+# (a client p99 describes answered requests only: once 1 % fail, the 99th-percentile request never got an answer and
+# no latency figure describes it; a healthy lab run fails none, so 1 % is never noise)
+ADVICE = {  # what to try per error kind, by prefix of the kind (loadgen.outcome)
+    "http_4": "The server refuses the requests: they do not fit the model as it now serves (shape, datatype, batch "
+              "size, inputs) — fix the traffic, or undo the config change that caused it.",
+    "http_5": "The server fails while serving: read its words, then the server log.",
+    "queue_": "Requests are shed by the queue policy: intended load shedding, or raise max_queue_size or the timeout, "
+              "or add capacity.",
+    "client_timeout": "Answers come later than the client's timeout: lower the load, add capacity, or raise the "
+                      "timeout.",
+    "conn": "The server cannot be reached or drops connections: check that it is up.",
+    "wrong_output": "The answers are wrong: check the model's state handling (sequence batching) and its inputs.",
+}
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,11 @@ class Window:
     rejected: int = 0
     requests: int = 0
     attempts: int = 0
+    failed: int = 0  # failed attempts that ended in the window
+    ended: int = 0  # attempts that ended (answered or failed)
+    errors_by_kind: dict[str, int] = field(default_factory=dict)
+    error_text: str = ""  # the latest failure's own words (the server's error text)
+    server_failed: float | None = None  # nv_inference_request_failure's growth over the window
     per_item_us_by_batch: dict[int, float] = field(default_factory=dict)
     max_batch_size: int = 0
     dynamic_batching: bool = False
@@ -44,6 +63,11 @@ class Window:
         if self.queue_us is None or not self.request_us:
             return None
         return self.queue_us / self.request_us
+
+    @property
+    def failed_share(self) -> float | None:
+        """Return failed attempts as a share of those that ended (None when none ended)."""
+        return self.failed / self.ended if self.ended else None
 
     @property
     def tail_trusted(self) -> bool:
@@ -74,8 +98,34 @@ def where_time_goes(w: Window) -> str | None:
 
 def diagnose(w: Window) -> list[Finding]:
     """Return the findings that the window supports, most actionable first."""
-    checks = (_batch_stuck, _pattern_a, _pattern_b, _pattern_c, _rejections, _retries)
+    checks = (_failing, _batch_stuck, _pattern_a, _pattern_b, _pattern_c, _rejections, _retries)
     return [f for f in (check(w) for check in checks) if f is not None]
+
+
+def percent(share: float) -> str:
+    """Return a share as a percentage: one decimal below 10 % and near 100 % (never '100 %' unless all of them)."""
+    value = share * 100 if share >= 1 else min(share * 100, 99.9)
+    return f"{value:.0f} %" if 10 <= value < 99.5 or value >= 100 else f"{value:.1f} %"
+
+
+def _failing(w: Window) -> Finding | None:
+    share = w.failed_share
+    if share is None or share < FAILING_SHARE:
+        return None
+    kinds = sorted((w.errors_by_kind or {}).items(), key=lambda kv: -kv[1])
+    kinds = [(k, n) for k, n in kinds if k != "cancelled"]
+    top = kinds[0][0] if kinds else ""
+    by_kind = ", ".join(f"{k} {n:,}" for k, n in kinds)
+    server = ""
+    if w.server_failed is not None:
+        server = f"; the server counted {w.server_failed:,.0f} failed (nv_inference_request_failure)"
+        if not w.server_failed and top.startswith("http_4"):
+            server += " — Triton does not count requests it refuses before they reach the model"
+    advice = next((text for prefix, text in ADVICE.items() if top.startswith(prefix)),
+                  "Read the failures' own words above: they name the cause.")
+    return Finding("failing", f"{percent(share)} of requests failing: {w.error_text or top or 'no words given'}",
+                   f"{w.failed:,} of {w.ended:,} attempts that ended failed ({by_kind or 'no kind recorded'}){server}; "
+                   "latency figures describe only the answered ones", advice)
 
 
 def _batch_stuck(w: Window) -> Finding | None:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from app.metrics.catalog import CLIENT, MIN_SAMPLES, metric
+from loadgen.stats import latest_error
 
 ALL = "all"
 
@@ -34,6 +35,16 @@ class WindowFigures:
     def samples(self, cls: str = ALL) -> int:
         """Return how many latencies the client percentiles of a class rest on."""
         return int((self.client.get(cls) or {}).get("latency_n") or 0)
+
+    def failures(self, cls: str = ALL) -> tuple[int, int]:
+        """Return (failed attempts, attempts that ended) of a class in the window."""
+        row = self.client.get(cls) or {}
+        failed = int(row.get("failed") or 0)
+        return failed, failed + int(row.get("ok") or 0)
+
+    def latest_error(self, cls: str = ALL) -> dict | None:
+        """Return the window's most recent failure text ({kind, count, first, first_t, latest, latest_t}), if any."""
+        return latest_error(self.client.get(cls) or {})
 
     def trusted(self, key: str, cls: str = ALL) -> bool:
         """Return False for a percentile that rests on fewer than MIN_SAMPLES latencies."""

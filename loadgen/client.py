@@ -13,13 +13,14 @@ from random import Random
 
 from loadgen.classes import Target
 from loadgen.connection import BlockingConnection, ConnectError, Response
-from loadgen.outcome import Outcome, classify, classify_exception
+from loadgen.outcome import Outcome, classify, classify_exception, exception_detail, response_detail
 from loadgen.pool import ConnectionPool
 from loadgen.records import Record, RecordBus
 from loadgen.retry import backoff_s, should_retry
 
 Check = Callable[[Response], bool]
 CONNECT_PAUSE_S = 0.1
+WRONG_OUTPUT = "answered, but the answer failed the output check"
 
 
 class RequestPath:
@@ -50,7 +51,7 @@ class RequestPath:
     async def _attempt(self, target: Target, data: bytes, scheduled_s: float | None, sequence_id: int,
                        check: Check | None, attempt: int) -> Record:
         clock, t0, pool = self.clock, self.t0, self.pool
-        conn = None
+        conn, detail = None, ""
         try:
             conn = await pool.acquire()
             sent = clock() - t0
@@ -61,6 +62,7 @@ class RequestPath:
                 self._emit(target, sequence_id, scheduled_s, sent, Outcome.CANCELLED, "cancelled", attempt)
             raise
         except (TimeoutError, ConnectionError) as exc:
+            detail = exception_detail(exc)
             if conn is None:
                 sent = clock() - t0
                 outcome, error = Outcome.ERROR, "connect"
@@ -70,14 +72,16 @@ class RequestPath:
         else:
             pool.release(conn)
             outcome, error = classify(response)
-            if check is not None and outcome is Outcome.OK and not check(response):
-                outcome, error = Outcome.WRONG_OUTPUT, "wrong_output"
-        return self._emit(target, sequence_id, scheduled_s, sent, outcome, error, attempt)
+            if outcome is not Outcome.OK:
+                detail = response_detail(response)
+            elif check is not None and not check(response):
+                outcome, error, detail = Outcome.WRONG_OUTPUT, "wrong_output", WRONG_OUTPUT
+        return self._emit(target, sequence_id, scheduled_s, sent, outcome, error, attempt, detail)
 
     def _emit(self, target: Target, sequence_id: int, scheduled_s: float | None, sent: float, outcome: Outcome,
-              error: str, attempt: int) -> Record:
+              error: str, attempt: int, detail: str = "") -> Record:
         record = _record(target, sequence_id, scheduled_s, sent, self.clock() - self.t0 - sent, outcome, error,
-                         attempt, self.late_after_s)
+                         attempt, self.late_after_s, detail)
         self.bus.emit(record)
         return record
 
@@ -115,27 +119,30 @@ class BlockingPath:
     def _attempt(self, conn: BlockingConnection, target: Target, data: bytes, attempt: int) -> Record:
         clock, t0 = self.clock, self.t0
         sent = clock() - t0
+        detail = ""
         try:
             response = conn.request(data, target.timeout_s)
-        except ConnectError:
-            outcome, error = Outcome.ERROR, "connect"
+        except ConnectError as exc:
+            outcome, error, detail = Outcome.ERROR, "connect", exception_detail(exc)
         except (TimeoutError, OSError) as exc:
             if self.aborted.is_set():
                 outcome, error = Outcome.CANCELLED, "cancelled"
             else:
-                outcome, error = classify_exception(exc)
+                (outcome, error), detail = classify_exception(exc), exception_detail(exc)
         else:
             outcome, error = classify(response)
-        record = _record(target, 0, None, sent, clock() - t0 - sent, outcome, error, attempt, 0.0)
+            if outcome is not Outcome.OK:
+                detail = response_detail(response)
+        record = _record(target, 0, None, sent, clock() - t0 - sent, outcome, error, attempt, 0.0, detail)
         self.bus.emit(record)
         return record
 
 
 def _record(target: Target, sequence_id: int, scheduled_s: float | None, sent: float, latency_s: float,
-            outcome: Outcome, error: str, attempt: int, late_after_s: float) -> Record:
+            outcome: Outcome, error: str, attempt: int, late_after_s: float, detail: str = "") -> Record:
     """Return the record of one attempt (scheduled_s None: the closed loop, due when it went out)."""
     if scheduled_s is None:
         scheduled_s = sent
     late = attempt == 1 and sent - scheduled_s > late_after_s
     return Record(target.cls, target.model, target.priority, sequence_id, scheduled_s, sent, latency_s, outcome,
-                  error, attempt, late)
+                  error, attempt, late, detail)

@@ -36,8 +36,9 @@ class LoadController:
     its records come back over a pipe into this process's statistics and subscribers.
     """
 
-    def __init__(self, url: str, held: Held | None = None, past_runs: int = 8) -> None:
+    def __init__(self, url: str, held: Held | None = None, past_runs: int = 8, grpc_url: str | None = None) -> None:
         self.url = url
+        self.grpc_url = grpc_url  # the server's gRPC host:port: decoupled models are driven over its stream
         self.held = held  # tells the statistics which requests waited through a config reload
         self.runs = 0  # how many runs were started: a new number means a new run
         self.worker = WorkerProcess()
@@ -76,7 +77,8 @@ class LoadController:
             self._stats = stats = stats_for(spec, self.held)
             self.runs += 1
             self._spec = spec
-            self._run = self.worker.start_run(self.url, spec, [stats, self._viewers.deliver], on_start=stats.set_start)
+            self._run = self.worker.start_run(self.url, spec, [stats, self._viewers.deliver], on_start=stats.set_start,
+                                              grpc_url=self.grpc_url)
 
     def update(self, rate: float | None = None, concurrency: int | None = None) -> None:
         """Change the load of the running run now (open loop: rate; closed loop: concurrency)."""

@@ -1,5 +1,5 @@
 """Closed loop (N in flight, worker threads) and open loop (a schedule on the event loop), both over the one
-request path (loadgen.client)."""
+request path (loadgen.client), or the gRPC stream path for classes of decoupled models (loadgen.grpc_path)."""
 from __future__ import annotations
 
 import asyncio
@@ -7,6 +7,7 @@ import math
 import threading
 from collections.abc import Callable
 from random import Random
+from typing import TYPE_CHECKING
 
 from loadgen.bound import Bound
 from loadgen.classes import ClassPicker, PreparedClass
@@ -14,6 +15,9 @@ from loadgen.client import BlockingPath, RequestPath
 from loadgen.connection import BlockingConnection
 from loadgen.pacer import LoopPacer
 from loadgen.schedule import Schedule
+
+if TYPE_CHECKING:
+    from loadgen.grpc_path import StreamPath  # imported by runs that drive a decoupled model (it loads grpc)
 
 _EARLY_S = 1e-6  # timers may fire this much before their time (clock resolution, float rounding)
 
@@ -27,9 +31,10 @@ class ClosedLoop:
     """
 
     def __init__(self, concurrency: int, picker: ClassPicker, path: BlockingPath, bound: Bound, rng: Random,
-                 address: tuple[str, int]) -> None:
+                 address: tuple[str, int], streamed: StreamPath | None = None) -> None:
         self.concurrency, self.picker, self.path, self.bound, self.rng = concurrency, picker, path, bound, rng
         self.address = address
+        self.streamed = streamed  # decoupled models' classes: worker i sends them on stream i (loadgen.grpc_path)
         self._lock = threading.Lock()
         self._workers: dict[int, threading.Thread] = {}
         self._conns: set[BlockingConnection] = set()
@@ -62,6 +67,8 @@ class ClosedLoop:
         """End the requests in flight now (recorded as cancelled); workers then stop."""
         self.path.aborted.set()
         self.bound.close()
+        if self.streamed is not None:
+            self.streamed.abort()
         with self._lock:
             conns = list(self._conns)
         for conn in conns:
@@ -72,10 +79,13 @@ class ClosedLoop:
         with self._lock:
             self._conns.add(conn)
         try:
-            path, picker, rng, bound = self.path, self.picker, self.rng, self.bound
+            path, picker, rng, bound, streamed = self.path, self.picker, self.rng, self.bound, self.streamed
             while self._stays(index) and bound.take():
                 cls = picker.pick()
-                path.send(conn, cls.target, cls.pick(rng))
+                if streamed is not None and streamed.carries(cls):
+                    streamed.send_blocking(index, cls.target, cls.pick(rng))
+                else:
+                    path.send(conn, cls.target, cls.pick(rng))
         except BaseException as exc:  # noqa: BLE001 - a worker's bug ends the run and is raised by run()
             self._error = exc
             self.bound.close()
@@ -107,14 +117,15 @@ class OpenLoop:
     """Send each request at its scheduled time whatever is in flight; a missed slot is marked late."""
 
     def __init__(self, schedule: Schedule, choose: Callable[[object], PreparedClass], path: RequestPath,
-                 bound: Bound, rng: Random, pacer: LoopPacer | None = None) -> None:
+                 bound: Bound, rng: Random, pacer: LoopPacer | None = None, streamed: StreamPath | None = None) -> None:
         self.schedule, self.choose, self.path, self.bound, self.rng = schedule, choose, path, bound, rng
+        self.streamed = streamed  # decoupled models' classes go over the gRPC stream (loadgen.grpc_path)
         self.pacer = pacer or LoopPacer()
         self.in_flight: set[asyncio.Task] = set()
 
     async def run(self) -> None:
         """Follow the schedule until the bound closes or the schedule ends; then wait for answers."""
-        path, schedule, bound = self.path, self.schedule, self.bound
+        path, schedule, bound, streamed = self.path, self.schedule, self.bound, self.streamed
         clock, t0 = path.clock, path.t0
         loop = asyncio.get_running_loop()
         stopper = loop.create_task(self._wake_on_close())
@@ -130,7 +141,8 @@ class OpenLoop:
                 while (due := schedule.peek()) is not None and due <= now and bound.take():
                     _, key = schedule.pop()
                     cls = self.choose(key)
-                    task = loop.create_task(path.send(cls.target, cls.pick(self.rng), due))
+                    send = streamed.send if streamed is not None and streamed.carries(cls) else path.send
+                    task = loop.create_task(send(cls.target, cls.pick(self.rng), due))
                     self.in_flight.add(task)
                     task.add_done_callback(self.in_flight.discard)
         finally:

@@ -89,6 +89,22 @@ class RetryPolicy:
 
 
 @dataclass(frozen=True)
+class InputSpec:
+    """One input of a class's model: its own dims (in place of the served -1s) and whether it is sent."""
+
+    name: str
+    dims: tuple[int, ...] | None = None  # without batch; None: the class's shape.dims, else the served dims
+    send: bool | None = None  # None: required inputs are sent, optional ones are not
+
+    def __post_init__(self):
+        if self.dims is not None:
+            object.__setattr__(self, "dims", tuple(int(d) for d in self.dims))
+            if any(d < -1 or d == 0 for d in self.dims):
+                raise ValueError(f"input {self.name}: dims must be positive (or -1 for the class's variable length), "
+                                 f"got {list(self.dims)}")
+
+
+@dataclass(frozen=True)
 class TrafficClass:
     """One kind of traffic: its model, share or own arrivals, priority, timeout, SLA and retries."""
 
@@ -104,6 +120,27 @@ class TrafficClass:
     shape: ShapeSpec = field(default_factory=ShapeSpec)
     rate: float | None = None  # set: the class has its own open-loop stream
     arrival: ArrivalSpec | None = None  # its stream's process (default poisson)
+    inputs: tuple[InputSpec, ...] = ()  # per-input dims and send; YAML {NAME: {dims: [16]}, OTHER: {send: true}}
+    data: str | None = None  # real inputs: a perf_analyzer --input-data JSON file or a folder of .npy files
+    string_len: tuple[int, int] = (1, 16)  # random BYTES elements: printable ASCII, lengths drawn in low..high
+
+    def __post_init__(self):
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        names = [i.name for i in self.inputs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"class {self.name}: each input is named once in inputs, got {names}")
+        low, high = (int(v) for v in self.string_len)
+        object.__setattr__(self, "string_len", (low, high))
+        if not 0 <= low <= high:
+            raise ValueError(f"class {self.name}: string_len needs 0 <= low <= high, got {low}..{high}")
+        if self.data and (self.inputs or self.shape.kind != "fixed" or self.shape.dims is not None):
+            raise ValueError(f"class {self.name}: data ({self.data}) gives every tensor and its shape; drop inputs "
+                             "and shape dims/lengths (shape.batch still sets the rows of data without a batch "
+                             "dimension)")
+
+    def input(self, name: str) -> InputSpec | None:
+        """Return the class's settings for one input (None when it gives none)."""
+        return next((i for i in self.inputs if i.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -140,6 +177,7 @@ class LoadSpec:
     max_connections: int = 1024
     spin_us: float = 0.0  # open loop: wake this early and busy-wait the rest (sharper timing, more CPU)
     seed: int | None = None
+    stop_when_all_fail_s: float | None = 10.0  # every attempt that ended failed this long: stop (None: never)
 
     def __post_init__(self):
         _coerce(self, "mode", Mode)
@@ -173,3 +211,5 @@ def validate(spec: LoadSpec) -> None:
     for bound in (spec.duration_s, spec.max_requests):
         if bound is not None and bound <= 0:
             raise ValueError("duration_s and max_requests must be positive when set")
+    if spec.stop_when_all_fail_s is not None and spec.stop_when_all_fail_s <= 0:
+        raise ValueError("stop_when_all_fail_s must be positive seconds, or null to keep a run whose requests all fail")

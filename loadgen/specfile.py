@@ -60,10 +60,29 @@ def build(kind, value, where: str):
             raise ValueError(f"{where}: {exc}") from None
     if origin is tuple:
         items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if isinstance(value, dict) and len(args) == 2 and _named(args[0]):
+            items = _named_items(value, where)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(build(args[0], v, f"{where}[{i}]") for i, v in enumerate(items))
         return tuple(build(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, items)))
     return _scalar(kind, value, where)
+
+
+def _named(kind) -> bool:
+    return dataclasses.is_dataclass(kind) and "name" in {f.name for f in dataclasses.fields(kind)}
+
+
+def _named_items(value: dict, where: str) -> list:
+    """Return a mapping {NAME: {fields}} as a list of [{name: NAME, fields...}] (how YAML names inputs)."""
+    items = []
+    for key, fields in value.items():
+        name, fields = str(key), {} if fields is None else fields  # YAML reads a key 0 as a number
+        if not isinstance(fields, dict):
+            raise ValueError(f"{where}.{name}: expected a mapping of fields, e.g. {{dims: [16]}}, got {fields!r}")
+        if fields.get("name", name) != name:
+            raise ValueError(f"{where}.{name}: the key names it {name!r}, its name field says {fields['name']!r}")
+        items.append({**fields, "name": name})
+    return items
 
 
 def _scalar(kind, value, where: str):

@@ -1,4 +1,5 @@
-"""Statistics from the record stream: per-second, per-class counts and percentiles, and run totals."""
+"""Statistics from the record stream: per-second, per-class counts, percentiles, failures in their own words, and
+run totals."""
 from __future__ import annotations
 
 import base64
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from loadgen.histogram import QUANTILES, Histogram, Samples
 from loadgen.outcome import FAILED, Outcome
 from loadgen.records import Record
+from loadgen.response_stats import Responses
 from loadgen.spec import LoadSpec
 
 ALL = "all"
@@ -22,17 +24,19 @@ Held = Callable[[str, float, float], bool]  # (model, sent epoch s, done epoch s
 class Bucket:
     """Counts and successful latencies of one class over one second (or the whole run)."""
 
-    __slots__ = ("outcomes", "errors", "sent", "requests", "late", "behind", "good", "retries", "held", "latencies",
-                 "held_latencies", "lateness", "_samples")
+    __slots__ = ("outcomes", "errors", "texts", "sent", "requests", "late", "behind", "good", "retries", "held",
+                 "latencies", "held_latencies", "lateness", "responses", "_samples")
 
     def __init__(self, samples=Samples) -> None:
         self.outcomes: Counter = Counter()
         self.errors: Counter = Counter()
+        self.texts: dict[str, list] = {}  # error kind -> [first time, first text, latest time, latest text]
         self.sent = self.requests = self.late = self.behind = self.good = self.retries = self.held = 0
         self._samples = samples
         self.latencies = samples()  # seconds, successful attempts
         self.held_latencies = samples()  # seconds, successful attempts that were in flight during a config reload
         self.lateness = samples()  # seconds, first attempts (whole-run totals only)
+        self.responses = Responses(samples)  # streamed answers of decoupled models (loadgen.response_stats)
 
     def count_sent(self, r: Record) -> None:
         """Count an attempt in the second it went out."""
@@ -41,21 +45,45 @@ class Bucket:
         self.late += r.late
         self.behind += r.attempt == 1 and r.lateness_s > BEHIND_S
 
-    def count_end(self, r: Record, good: bool, held: bool = False) -> None:
-        """Count an attempt's outcome in the second it ended; `held`: it was in flight during a config reload."""
+    def count_end(self, r: Record, good: bool, held: bool = False, at: float | None = None) -> None:
+        """Count an attempt's outcome in the second it ended; `held`: it was in flight during a config reload;
+        `at`: when it ended on the caller's clock (epoch s for WindowedStats; default the run second)."""
         self.outcomes[r.outcome] += 1
         self.good += good
         self.retries += r.attempt > 1
         self.held += held
         if r.error:
             self.errors[r.error] += 1
+        if r.detail and r.outcome in FAILED:  # a cancelled attempt may say why, but it is no failure
+            self._text(r.error, r.done_s if at is None else at, r.detail)
         if r.outcome is Outcome.OK:
             (self.held_latencies if held else self.latencies).add(r.latency_s)
+            if r.first_s is not None:  # a streamed request's responses (plain requests: no call)
+                self.responses.add(r, held)
+
+    def _text(self, kind: str, t: float, text: str) -> None:
+        seen = self.texts.get(kind)
+        if seen is None:
+            self.texts[kind] = [t, text, t, text]
+            return
+        if t < seen[0]:  # records of one batch may end out of order (threads, retries)
+            seen[:2] = t, text
+        if t >= seen[2]:
+            seen[2:] = t, text
 
     def merge(self, other: Bucket) -> None:
-        """Add another bucket's contents to this one."""
+        """Add another bucket's contents to this one (failure texts: the earliest first, the latest latest)."""
         self.outcomes.update(other.outcomes)
         self.errors.update(other.errors)
+        for kind, (first_t, first, last_t, last) in other.texts.items():
+            seen = self.texts.get(kind)
+            if seen is None:
+                self.texts[kind] = [first_t, first, last_t, last]
+                continue
+            if first_t < seen[0]:
+                seen[:2] = first_t, first
+            if last_t >= seen[2]:
+                seen[2:] = last_t, last
         self.sent += other.sent
         self.requests += other.requests
         self.late += other.late
@@ -66,12 +94,14 @@ class Bucket:
         self.latencies.merge(other.latencies)
         self.held_latencies.merge(other.held_latencies)
         self.lateness.merge(other.lateness)
+        self.responses.merge(other.responses)
 
     def to_dict(self) -> dict:
         """Return the bucket as JSON-ready values (latencies as base64 float64), for the history store."""
         return {"outcomes": {str(k): v for k, v in self.outcomes.items()}, "errors": dict(self.errors),
-                **{k: getattr(self, k) for k in _COUNTS},
-                "latencies": _pack(self.latencies), "held_latencies": _pack(self.held_latencies)}
+                "texts": {k: list(v) for k, v in self.texts.items()}, **{k: getattr(self, k) for k in _COUNTS},
+                "latencies": _pack(self.latencies), "held_latencies": _pack(self.held_latencies),
+                **self.responses.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict) -> Bucket:
@@ -79,10 +109,12 @@ class Bucket:
         bucket = cls()
         bucket.outcomes.update({Outcome(k): int(v) for k, v in data.get("outcomes", {}).items()})
         bucket.errors.update(data.get("errors", {}))
+        bucket.texts = {k: [float(v[0]), str(v[1]), float(v[2]), str(v[3])] for k, v in data.get("texts", {}).items()}
         for k in _COUNTS:
             setattr(bucket, k, int(data.get(k, 0)))
         bucket.latencies.values.frombytes(base64.b64decode(data.get("latencies", "")))
         bucket.held_latencies.values.frombytes(base64.b64decode(data.get("held_latencies", "")))
+        bucket.responses.load(data)
         return bucket
 
     def row(self, seconds: float, include_held: bool = True) -> dict:
@@ -96,22 +128,37 @@ class Bucket:
             latencies = self._samples()
             latencies.merge(self.latencies)
             latencies.merge(self.held_latencies)
+        failed = sum(o[k] for k in FAILED)
+        ended = o[Outcome.OK] + failed  # attempts that got a verdict (cancelled ones did not)
         row = {
             "sent": self.sent, "requests": self.requests, "ok": o[Outcome.OK],
-            "failed": sum(o[k] for k in FAILED), "rejected": o[Outcome.REJECTED], "timeouts": o[Outcome.TIMEOUT],
+            "failed": failed, "failed_share": failed / ended if ended else None,
+            "rejected": o[Outcome.REJECTED], "timeouts": o[Outcome.TIMEOUT],
             "errors": o[Outcome.ERROR], "wrong_output": o[Outcome.WRONG_OUTPUT], "cancelled": o[Outcome.CANCELLED],
             "late": self.late, "behind": self.behind, "retries": self.retries, "held": self.held,
             "errors_by_kind": dict(self.errors),
+            "error_texts": {k: {"count": self.errors[k], "first": first, "first_t": first_t, "latest": last,
+                                "latest_t": last_t} for k, (first_t, first, last_t, last) in self.texts.items()},
             "throughput_rps": o[Outcome.OK] / seconds if seconds > 0 else 0.0,
             "goodput_rps": self.good / seconds if seconds > 0 else 0.0,
             "offered_rps": self.sent / seconds if seconds > 0 else 0.0,
             "latency_n": len(latencies),
         }
         row.update(percentiles_ms(latencies))
+        row.update(self.responses.row(seconds, include_held))
         return row
 
 
 _COUNTS = ("sent", "requests", "late", "behind", "good", "retries", "held")
+
+
+def latest_error(row: dict) -> dict | None:
+    """Return the most recent failure text of a row ({kind, count, first, first_t, latest, latest_t}), None if none."""
+    texts = row.get("error_texts") or {}
+    if not texts:
+        return None
+    kind = max(texts, key=lambda k: texts[k]["latest_t"])
+    return {"kind": kind, **texts[kind]}
 
 
 def _pack(samples: Samples) -> str:
@@ -178,11 +225,11 @@ class WindowedStats:
         good = is_good(r, self.slas_s)
         held = self.held is not None and self.held(r.model, self.t0_epoch + r.sent_s, self.t0_epoch + done)
         self.seconds[int(r.sent_s)][r.cls].count_sent(r)
-        self.seconds[int(done)][r.cls].count_end(r, good, held)
+        self.seconds[int(done)][r.cls].count_end(r, good, held, self.t0_epoch + done)
         if r.sent_s >= self.warmup_s:
             total = self.totals[r.cls]
             total.count_sent(r)
-            total.count_end(r, good)
+            total.count_end(r, good, at=self.t0_epoch + done)
             if r.attempt == 1:
                 total.lateness.add(r.lateness_s)
 

@@ -5,7 +5,8 @@ the dashboard's interpreter, cannot disturb the generator's pacing. Commands are
 events JSON lines on its stdout:
 
     -> {"op": "start", "url": URL, "spec": {...}}     <- {"ev": "started", "t0_epoch": T}
-    -> {"op": "update", "rate": R, "concurrency": C}   <- {"ev": "records", "r": [[field, ...], ...]}  (each flush)
+    -> {"op": "update", "rate": R, "concurrency": C}   <- {"ev": "records", "r": [[field, ...], ...]}  (each flush;
+                                                          a failure's detail only when new for its kind, see encode)
     -> {"op": "stop"}                                  <- {"ev": "end", "elapsed_s": S, "error": null | "..."}
 
 When its stdin closes (the dashboard is gone), the worker stops its run and exits.
@@ -34,16 +35,48 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def encode(records: list[Record]) -> list[list]:
-    """Return records as JSON-ready rows (Record's field order)."""
-    return [[r.cls, r.model, r.priority, r.sequence_id, r.scheduled_s, r.sent_s, r.latency_s, r.outcome.value,
-             r.error, r.attempt, r.late] for r in records]
+SAME = 0  # a row's detail slot: the same text as the last one sent for its error kind
 
 
-def decode(rows: list[list]) -> list[Record]:
-    """Return the records of encode()'s rows."""
-    return [Record(c, m, p, s, sch, sent, lat, Outcome(o), e, a, late) for c, m, p, s, sch, sent, lat, o, e, a, late
-            in rows]
+def encode(records: list[Record], sent: dict[str, str] | None = None) -> list[list]:
+    """Return records as JSON-ready rows (Record's field order), cheap for a run whose requests all fail.
+
+    A row has Record's first 11 fields, then only what it needs: the detail (SAME when it repeats the last text
+    sent for its error kind: `sent`, kept by the caller across a run's batches), then first_s and responses of a
+    streamed request.
+    """
+    sent = {} if sent is None else sent
+    rows = []
+    for r in records:
+        row = [r.cls, r.model, r.priority, r.sequence_id, r.scheduled_s, r.sent_s, r.latency_s, r.outcome.value,
+               r.error, r.attempt, r.late]
+        streamed = r.first_s is not None or r.responses
+        if r.detail or streamed:
+            if r.detail and sent.get(r.error) == r.detail:
+                row.append(SAME)
+            else:
+                row.append(r.detail)
+                if r.detail:
+                    sent[r.error] = r.detail
+        if streamed:
+            row += [r.first_s, r.responses]
+        rows.append(row)
+    return rows
+
+
+def decode(rows: list[list], seen: dict[str, str] | None = None) -> list[Record]:
+    """Return the records of encode()'s rows (`seen`: the texts decoded so far in the run, by error kind)."""
+    seen = {} if seen is None else seen
+    out = []
+    for c, m, p, s, sch, sent, lat, o, e, a, late, *tail in rows:
+        detail = tail[0] if tail else ""
+        if not isinstance(detail, str):  # SAME
+            detail = seen.get(e, "")
+        elif detail:
+            seen[e] = detail
+        first_s, responses = (tail[1], tail[2]) if len(tail) >= 3 else (None, 0)
+        out.append(Record(c, m, p, s, sch, sent, lat, Outcome(o), e, a, late, detail, first_s, responses))
+    return out
 
 
 # ---- the worker process ------------------------------------------------------------------------------------
@@ -54,6 +87,7 @@ class _Events:
 
     def __init__(self, out) -> None:
         self._out = out
+        self._sent: dict[str, str] = {}  # the run's failure texts sent so far, by error kind (encode)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._write, name="loadgen-events", daemon=True)
         self._thread.start()
@@ -70,7 +104,9 @@ class _Events:
 
     def _write(self) -> None:
         while (item := self._queue.get()) is not None:
-            event = {"ev": "records", "r": encode(item)} if isinstance(item, list) else item
+            if isinstance(item, dict) and item.get("ev") == "started":
+                self._sent.clear()  # a new run: its reader starts with no texts (WorkerRun._seen)
+            event = {"ev": "records", "r": encode(item, self._sent)} if isinstance(item, list) else item
             try:
                 self._out.write(json.dumps(event, separators=(",", ":")) + "\n")
                 self._out.flush()
@@ -93,7 +129,7 @@ def worker_main() -> int:
         if op == "start":
             spec = spec_from_dict(cmd["spec"])
             loop = asyncio.new_event_loop()
-            run = LoadRun(spec, cmd["url"], [events.records],
+            run = LoadRun(spec, cmd["url"], [events.records], grpc_url=cmd.get("grpc_url"),
                           on_start=lambda t0: events.send({"ev": "started", "t0_epoch": t0}))
             current[:] = [loop, run]
             starts.put((loop, run))
@@ -150,6 +186,7 @@ class WorkerRun:
         self.t0_epoch: float | None = None
         self.end_s: float | None = None
         self.error: str | None = None
+        self._seen: dict[str, str] = {}  # the run's failure texts decoded so far, by error kind (decode)
         self._ended = threading.Event()
 
     def update(self, rate: float | None = None, concurrency: int | None = None) -> None:
@@ -178,7 +215,7 @@ class WorkerRun:
     def _event(self, event: dict) -> None:
         kind = event.get("ev")
         if kind == "records":
-            self.bus.deliver(decode(event["r"]))
+            self.bus.deliver(decode(event["r"], self._seen))
         elif kind == "started":
             self.t0_epoch = float(event["t0_epoch"])
             if self.on_start is not None:
@@ -209,7 +246,7 @@ class WorkerProcess:
         return proc.pid if proc is not None and proc.poll() is None else None
 
     def start_run(self, url: str, spec: LoadSpec, subscribers: list[Subscriber],
-                  on_start: Callable[[float], None] | None = None) -> WorkerRun:
+                  on_start: Callable[[float], None] | None = None, grpc_url: str | None = None) -> WorkerRun:
         """Start a run on the worker (spawning it when there is none); return its handle at once."""
         with self._lock:
             if self._run is not None and self._run.is_alive():
@@ -217,7 +254,7 @@ class WorkerProcess:
             run = self._run = WorkerRun(self, subscribers, on_start)
             self._ensure()
             run.proc = self._proc
-        self.send({"op": "start", "url": url, "spec": spec_to_dict(spec)})
+        self.send({"op": "start", "url": url, "grpc_url": grpc_url, "spec": spec_to_dict(spec)})
         return run
 
     def prestart(self) -> None:

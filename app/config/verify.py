@@ -1,4 +1,8 @@
-"""After a reload: is the model READY, and does a smoke request built from its config get the right answer?"""
+"""After a reload: is the model READY, and does a smoke request built from its config get the right answer?
+
+A decoupled model is asked over Triton's gRPC stream (HTTP infer refuses it): the request must end with the final
+flag and no error.
+"""
 from __future__ import annotations
 
 import json
@@ -12,10 +16,13 @@ from app.config.model_config import ModelConfig
 from app.fit import check
 from app.server.endpoint import Endpoint
 from app.server.repository import ModelNameError, model_dir
-from loadgen.stream import generate_once
+from loadgen.grpc_once import StreamAnswer, stream_once
+from loadgen.grpc_path import grpc_target
+from loadgen.grpc_request import encode_request
 
 STEPS = (3, 4, 5)  # the smoke sequence of a stateful model: expected running sums 3, 7, 12
-GENERATION_TOKENS = 3  # the smoke generation of a decoupled (autoregressive) model
+GENERATION_TOKENS = 3  # the smoke generation of a token generator (lab.json answer "token_stream")
+STREAMED_INT = 1  # a decoupled model's integer inputs in its smoke request: a count-like input asks for one answer
 
 
 class SmokeFailure(Exception):
@@ -44,7 +51,7 @@ def verify(endpoint: Endpoint, model: str, config: ModelConfig, answer: str | No
         if not client.is_model_ready(model):
             raise SmokeFailure(f"{model} is not READY after the reload")
         if config.model_transaction_policy.decoupled:
-            return _generation(endpoint, model, timeout_s)
+            return _streamed(endpoint, model, config, answer, timeout_s)
         fits = check(model, config).ok
         if config.HasField("sequence_batching"):
             sums = _sequence(client, model, config)
@@ -71,16 +78,29 @@ def _shape(tensor, batched: bool) -> list[int]:
     return [1, *dims] if batched else dims
 
 
-def _request(config: ModelConfig) -> tuple[list, list[np.ndarray]]:
-    inputs, arrays = [], []
+def _tensors(config: ModelConfig, int_value: int | None = None) -> list[tuple[str, str, np.ndarray]]:
+    """Return (name, datatype, array) of each required input; int_value fills integer inputs (else arange / 10)."""
+    out = []
     for tensor in config.input:
         if getattr(tensor, "optional", False):
             continue
         dtype = pb.DataType.Name(tensor.data_type).removeprefix("TYPE_").replace("STRING", "BYTES")
         shape = _shape(tensor, config.max_batch_size > 0)
         data = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) / 10.0
-        array = data.astype(triton_http.triton_to_np_dtype(dtype)) if dtype != "BYTES" else data.astype(np.object_)
-        item = triton_http.InferInput(tensor.name, shape, dtype)
+        if dtype == "BYTES":  # the text of each number, as tritonclient sends non-bytes objects
+            array = np.array([str(v).encode() for v in data.reshape(-1)], dtype=np.object_).reshape(shape)
+        else:
+            array = data.astype(triton_http.triton_to_np_dtype(dtype))
+        if int_value is not None and array.dtype.kind in "iu":
+            array = np.full(shape, int_value, array.dtype)
+        out.append((tensor.name, dtype, array))
+    return out
+
+
+def _request(config: ModelConfig) -> tuple[list, list[np.ndarray]]:
+    inputs, arrays = [], []
+    for name, dtype, array in _tensors(config):
+        item = triton_http.InferInput(name, list(array.shape), dtype)
         item.set_data_from_numpy(array)
         inputs.append(item)
         arrays.append(array)
@@ -113,14 +133,38 @@ def _sequence(client, model: str, config: ModelConfig) -> list[int]:
     return sums
 
 
-def _generation(endpoint: Endpoint, model: str, timeout_s: float) -> str:
-    """A decoupled model cannot answer HTTP infer: stream one short generation instead, complete and in order."""
-    record = generate_once(endpoint.http_url, model, GENERATION_TOKENS, timeout_s)
-    if not record.ok:
-        raise SmokeFailure(f"a {GENERATION_TOKENS}-token generation failed: {record.error}")
-    return f"READY; a {GENERATION_TOKENS}-token generation streamed {record.tokens} tokens"
+def _streamed(endpoint: Endpoint, model: str, config: ModelConfig, answer: str | None, timeout_s: float) -> str:
+    """A decoupled model answers over the gRPC stream: one request built from the config must end with the final
+    flag and no error; a token generator's (answer token_stream) must stream tokens 0..n-1 in order."""
+    tokens = answer == "token_stream"
+    tensors = _tensors(config, GENERATION_TOKENS if tokens else STREAMED_INT)
+    target = grpc_target(endpoint.http_url, endpoint.grpc_url)
+    got = stream_once(target, encode_request(model, tensors), timeout_s)
+    if not got.ok:
+        raise SmokeFailure(f"a streamed smoke request over gRPC {target} failed: {_cut(got.error)}")
+    if tokens:
+        values = _stream_values(got)
+        if values != list(range(GENERATION_TOKENS)):
+            raise SmokeFailure(f"a {GENERATION_TOKENS}-token generation streamed {values}, not the tokens "
+                               f"{list(range(GENERATION_TOKENS))} in order")
+        return f"READY; a {GENERATION_TOKENS}-token generation streamed {len(values)} tokens"
+    shapes = sorted({f"{k} {list(v.shape)}" for r in got.responses for k, v in r.items()})
+    return (f"READY; a streamed smoke request got {len(got.responses)} response(s)"
+            f"{' (' + ', '.join(shapes) + ')' if shapes else ''} and the final flag")
+
+
+def _stream_values(got: StreamAnswer) -> list:
+    """Return each response's one value (a token generator answers one scalar per response)."""
+    values = []
+    for response in got.responses:
+        arrays = list(response.values())
+        values.append(int(arrays[0].reshape(-1)[0]) if len(arrays) == 1 and arrays[0].size == 1 else None)
+    return values
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
+    return _cut(str(exc).strip() or type(exc).__name__)
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= 300 else text[:300] + "…"

@@ -133,6 +133,13 @@ CLIENT_METRICS: tuple[Metric, ...] = (
     _client("rejected", "requests", "rejected", True, "Requests the server's queue policy rejected.", 0),
     _client("timeouts", "requests", "client timeouts", True, "Requests the client gave up on.", 0),
     _client("errors", "requests", "errors", True, "Other failed requests.", 0),
+    _client("failed", "requests", "client failures", True,
+            "Attempts that failed, every kind: rejected, timed out, refused or broken (HTTP 4xx/5xx), wrong answers.",
+            0),
+    Metric("failed_share", "fraction", "failed attempts", True,
+           "Failed attempts as a share of the attempts that ended (answered or failed; cancelled ones left out). "
+           "Latency percentiles describe only the answered ones.", "load generator: failed / (ok + failed)", INTERVAL,
+           CLIENT, scale=100, display_unit="%", digits=1),
     _client("wrong_output", "requests", "wrong outputs", True, "Answers that failed the output check.", 0),
     _client("late", "requests", "late sends", True,
             "Open loop: requests sent later than their slot allows (1 ms by default; a busy CPU's jitter shows here).",
@@ -143,6 +150,22 @@ CLIENT_METRICS: tuple[Metric, ...] = (
     _client("held", "requests", "held by a reload", None,
             "Requests in flight while a config reload was under way: counted, left out of before/after comparisons.",
             0),
+    # Decoupled models (gRPC stream, loadgen.response_stats): successful requests only, in the second they ended.
+    _client("responses_rps", "resp/s", "streamed responses", False,
+            "Data responses per second of a decoupled model's successful requests (the empty final flag is not one); "
+            "a request's responses count in the second it ended.", 0),
+    _client("responses", "responses", "responses", False,
+            "Data responses of a decoupled model's successful requests.", 0),
+    _client("first_p50_ms", "ms", "time to first response p50", True,
+            "Median time from sending a request to its first data response (decoupled models).", 2),
+    _client("first_p99_ms", "ms", "time to first response p99", True,
+            "99th percentile time from sending a request to its first data response (decoupled models).", 2),
+    _client("gap_p50_ms", "ms", "time between responses p50", True,
+            "Median over requests of (latency - time to first response) / (responses - 1), requests of 2+ "
+            "responses: the mean gap of each request's stream, latency to its final response.", 2),
+    _client("gap_p99_ms", "ms", "time between responses p99", True,
+            "99th percentile over requests of each request's mean gap between responses (requests of 2+ responses).",
+            2),
 )
 
 METRICS: tuple[Metric, ...] = SERVER_METRICS + CLIENT_METRICS

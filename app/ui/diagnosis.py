@@ -15,6 +15,7 @@ from app.lab import Lab
 from app.metrics.catalog import fmt
 from app.ui.live import p99_text
 from app.ui.access import can_operate
+from app.ui.text import literal
 
 SPAN_S = 20
 
@@ -40,17 +41,22 @@ def _panel(lab: Lab, model: str) -> None:
     t0 = max(now - SPAN_S, change.settled + 1.0 if change and change.end is not None else 0.0)
     figures = lab.measure(model, t0, now, include_held=False)
     window = window_from(figures, settings)
-    if not window.infer_rps:
+    if not window.infer_rps and not window.failed:
         st.info("No traffic in the window: start traffic to diagnose.")
         return
     if figures.seconds < SPAN_S - 1:
         st.caption(f"The window starts {t0 - (now - SPAN_S):.0f} s late: only time since the last config change counts.")
+    findings = diagnose(window)
+    if not window.infer_rps:  # every request failed: no latency to speak of, only the failures
+        st.caption("No answers in the window: latency and batching need requests that succeed.")
+        for finding in findings:
+            _finding(lab, model, settings, finding)
+        return
     st.markdown(
         f"client p50 **{fmt('p50_ms', window.p50_ms)}**, p99 **{p99_text(figures)}** · server time per request: "
         f"queue/batching wait **{fmt('queue_us', window.queue_us)}**, compute **{fmt('compute_us', window.compute_us)}**"
         + (f" → {where_time_goes(window)}" if where_time_goes(window) else "")
     )
-    findings = diagnose(window)
     if not window.tail_trusted and window.p99_ms is not None:
         st.caption("Too few requests in the window to judge the tail (pattern A): it needs more samples.")
     if not findings:
@@ -61,7 +67,8 @@ def _panel(lab: Lab, model: str) -> None:
 
 def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
     with st.container(border=True):
-        st.markdown(f"**{finding.title}**  \n{finding.evidence}  \n*Try:* {finding.suggestion}")
+        title = f"**{literal(finding.title)}**" if finding.pattern == "failing" else f"**{finding.title}**"
+        st.markdown(f"{title}  \n{finding.evidence}  \n*Try:* {finding.suggestion}")
         if finding.knobs and can_operate():
             label = f"Apply the suggestion: {describe(finding.knobs)}"
             if st.button(label, key=f"diag:{model}:{finding.pattern}"):

@@ -9,6 +9,7 @@ import streamlit as st
 from app.figures import IMPACT_KEYS, WindowFigures
 from app.lab import Lab
 from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
+from app.ui.failures import failing_alert
 from app.ui.live_frame import LiveFrame, frame
 
 WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
@@ -42,6 +43,9 @@ def _view(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = Fal
         st.info(f"Traffic is running against {', '.join(f.targets)}, not {model}: client lines are hidden here.")
     if not f.up:
         st.warning(f"Server not answering: {f.error}")
+    failing = failing_alert(*f.tile.failures(), f.tile.latest_error(), f.tile.describe())
+    if failing:
+        st.warning(failing)
     tiles(f.tile, running=f.running and f.targeted)
     pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
     c1, c2 = pair()
@@ -77,7 +81,7 @@ def tiles(figures: WindowFigures, running: bool) -> None:
     window = figures.describe()
     gpu = figures.server.get("gpu_util")
     keys = ("infer_rps", "avg_batch", "queue_us", "compute_us")
-    cols = st.columns(len(keys) + 2 + (gpu is not None))
+    cols = st.columns(len(keys) + 3 + (gpu is not None))
     for col, key in zip(cols, keys):
         col.metric(label(key), fmt(key, figures.get(key), unit=False), help=f"{metric(key).description} Window: {window}.")
     n = figures.samples()
@@ -87,10 +91,20 @@ def tiles(figures: WindowFigures, running: bool) -> None:
         delta=f"{window} · n={n:,}" + ("" if figures.trusted("p99_ms") or p99 is None else " · few samples"),
         delta_color="off", help=f"Every successful request of the window, merged: the window's true p99. "
                                 f"Fewer than {MIN_SAMPLES} samples is marked.")
-    cols[len(keys) + 1].metric("traffic", "running" if running else "stopped")
+    failed, ended = figures.failures()
+    cols[len(keys) + 1].metric(
+        label("failed_share"), fmt("failed_share", failed / ended if ended else None, unit=False),
+        delta=f"{failed:,} of {ended:,}" if failed else None, delta_color="inverse",
+        help=f"{metric('failed_share').description} Window: {window}.")
+    cols[len(keys) + 2].metric("traffic", "running" if running else "stopped")
     if gpu is not None:  # only a GPU server exports nv_gpu_utilization
         cols[-1].metric(label("gpu_util"), fmt("gpu_util", gpu, unit=False),
                         help=f"GPU memory used: {fmt('gpu_mem_bytes', figures.server.get('gpu_mem_bytes'))}")
+    if figures.get("responses"):  # a decoupled model: what its clients see is a stream of answers
+        streamed = ("responses_rps", "first_p50_ms", "first_p99_ms", "gap_p50_ms")
+        for col, key in zip(st.columns(len(streamed)), streamed):
+            col.metric(label(key), fmt(key, figures.get(key), unit=False),
+                       help=f"{metric(key).description} Window: {window}.")
 
 
 def markers_table(f: LiveFrame) -> None:

@@ -1,0 +1,203 @@
+"""Decoupled models over the gRPC stream path, against a real tritonserver serving the third-party `fanout`
+(COUNT=n -> n responses about 2 ms apart, then the final flag) and `two_inputs` (plain HTTP, in mixed runs)."""
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from random import Random
+
+import numpy as np
+import pytest
+
+from app.server.ports import free_port
+from loadgen.classes import make_target
+from loadgen.grpc_path import StreamPath
+from loadgen.grpc_request import encode_request, with_id
+from loadgen.grpc_stream import Pending, StreamSlot, StreamSlots
+from loadgen.metadata import ModelUnavailable
+from loadgen.outcome import Outcome
+from loadgen.pacer import LoopPacer
+from loadgen.records import RecordBus
+from loadgen.run import LoadRun
+from loadgen.spec import ArrivalSpec, LoadSpec, Mode, SequenceSpec, TrafficClass
+from tests.loadgen.fanout_kit import SPACING_S, count_class, run, start_fanout
+
+
+@pytest.fixture(scope="module")
+def fanout(tmp_path_factory):
+    """A server of fanout and two_inputs for this module; stopped at its end."""
+    server = start_fanout(tmp_path_factory.mktemp("fanout"), ("fanout", "two_inputs"))
+    yield server.endpoint
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return tmp_path_factory.mktemp("data")
+
+
+def failures(records) -> Counter:
+    return Counter((r.outcome.value, r.error, r.detail) for r in records if r.outcome is not Outcome.OK)
+
+
+def check_counts(records, summary, counts: dict[str, int]) -> None:
+    """Every request got its class's COUNT of responses; the statistics count the sum of the COUNTs sent."""
+    wrong = Counter((r.cls, r.responses) for r in records if r.responses != counts[r.cls])
+    assert not wrong, f"requests whose responses differ from the COUNT sent (class, responses): {wrong}"
+    per_class = Counter(r.cls for r in records)
+    expected = sum(counts[cls] * n for cls, n in per_class.items())
+    assert summary["all"]["responses"] == expected, (summary["all"]["responses"], expected, per_class)
+
+
+def check_spacing(summary: dict) -> None:
+    """Time to first response and between responses fit fanout's 2 ms spacing (wide margins: a shared CPU)."""
+    row = summary["all"]
+    first, gap = row["first_p50_ms"] / (SPACING_S * 1e3), row["gap_p50_ms"] / (SPACING_S * 1e3)
+    assert 0.9 <= first <= 25 and 0.9 <= gap <= 10, (
+        f"first p50 {row['first_p50_ms']:.2f} ms ({first:.1f}x), gap p50 {row['gap_p50_ms']:.2f} ms ({gap:.1f}x) "
+        f"of {SPACING_S * 1e3:g} ms; p99 {row['first_p99_ms']:.2f} / {row['gap_p99_ms']:.2f} ms")
+
+
+def test_closed_loop_gets_every_response_of_every_request(fanout, data):
+    classes = (count_class(data, "three", 3), count_class(data, "seven", 7))
+    spec = LoadSpec(model="fanout", concurrency=4, duration_s=2.5, classes=classes, seed=1)
+    records, summary = run(fanout, spec)
+    assert len(records) > 50 and not failures(records), failures(records)
+    check_counts(records, summary, {"three": 3, "seven": 7})
+    check_spacing(summary)
+    row = summary["all"]
+    assert row["first_n"] == row["ok"] and row["gap_n"] == row["ok"]  # every request streamed 2+ responses
+    assert row["responses_rps"] == pytest.approx(row["responses"] / row["elapsed_s"])
+
+
+def test_open_loop_sends_on_schedule_and_gets_every_response(fanout, data):
+    classes = (count_class(data, "two", 2), count_class(data, "five", 5))
+    spec = LoadSpec(mode=Mode.OPEN, rate=40.0, arrival=ArrivalSpec(kind="constant"), model="fanout",
+                    duration_s=2.5, classes=classes, seed=2)
+    records, summary = run(fanout, spec)
+    assert len(records) >= 90 and not failures(records), failures(records)
+    check_counts(records, summary, {"two": 2, "five": 5})
+    check_spacing(summary)
+    slots = np.diff(sorted(r.scheduled_s for r in records))
+    assert np.allclose(slots, 1 / 40.0), f"scheduled slots are not 25 ms apart: {slots[:10]}"
+
+
+class LatePacer(LoopPacer):
+    """Oversleep every wait by 5 ms: every send goes out after its slot."""
+
+    async def wait_until(self, when: float) -> None:
+        await super().wait_until(when + 0.005)
+
+
+def test_a_send_after_its_slot_is_marked_late(fanout, data):
+    spec = LoadSpec(mode=Mode.OPEN, rate=20.0, arrival=ArrivalSpec(kind="constant"), model="fanout", duration_s=1.5,
+                    classes=(count_class(data, "one", 1),))  # 50 ms apart: each wait covers one slot
+    records, summary = run(fanout, spec, pacer=LatePacer())
+    assert records and not failures(records), failures(records)
+    lateness = sorted(r.lateness_s for r in records)
+    assert all(r.late for r in records), f"not marked late, lateness {lateness[:5]} s"
+    assert lateness[0] >= 0.004 and summary["all"]["late"] == len(records), lateness[:5]  # 1 ms: timer rounding
+
+
+def test_a_request_past_its_timeout_is_given_up_and_its_stream_carries_on(fanout, data):
+    slow = count_class(data, "slow", 30, timeout_ms=10.0)  # 30 responses take 60 ms or more
+    quick = count_class(data, "quick", 2)
+    spec = LoadSpec(model="fanout", concurrency=2, duration_s=2.0, classes=(slow, quick), seed=3,
+                    stop_when_all_fail_s=None)
+    records, summary = run(fanout, spec)
+    by_class = {cls: Counter((r.outcome.value, r.responses if r.outcome is Outcome.OK else r.error) for r in records
+                             if r.cls == cls) for cls in ("slow", "quick")}
+    assert set(by_class["slow"]) == {("timeout", "client_timeout")}, by_class
+    assert set(by_class["quick"]) == {("ok", 2)}, by_class  # the slow requests' late responses went to nobody
+    detail = next(r.detail for r in records if r.cls == "slow")
+    assert "no final response within 0.01 s" in detail, detail
+    assert summary["slow"]["responses"] == 0  # a failed request's responses are not counted
+
+
+def test_the_servers_refusal_comes_back_in_its_own_words(fanout):
+    async def send_all():
+        loop = asyncio.get_running_loop()
+        slots = StreamSlots(fanout.grpc_url, loop.time)
+        path = StreamPath(slots, RecordBus(), loop.time, loop.time(), Random(0))
+        target = make_target("probe", "fanout", 0, 5000.0)
+        good = encode_request("fanout", [("COUNT", "INT32", np.array([2], np.int32))])
+        wrong_shape = encode_request("fanout", [("COUNT", "INT32", np.array([1, 2], np.int32))])
+        unknown = encode_request("no_such_model", [("COUNT", "INT32", np.array([1], np.int32))])
+        try:
+            return [await path.send(target, data, slot=0) for data in (wrong_shape, unknown, good)]
+        finally:
+            await slots.close()
+
+    shape, unknown, good = asyncio.run(send_all())
+    assert (shape.outcome, shape.error) == (Outcome.ERROR, "server_error"), shape
+    assert "unexpected shape for input 'COUNT'" in shape.detail and not shape.detail.startswith("[request id"), shape
+    assert "unknown model" in unknown.detail and "no_such_model" in unknown.detail, unknown
+    assert (good.outcome, good.responses) == (Outcome.OK, 2), good  # the same stream serves on
+
+
+def test_an_unreachable_grpc_address_fails_before_the_run_and_names_it(fanout, data):
+    port = free_port("127.0.0.1")
+    spec = LoadSpec(model="fanout", concurrency=1, duration_s=1.0, classes=(count_class(data, "one", 1),))
+    run_ = LoadRun(spec, fanout.http_url, grpc_url=f"127.0.0.1:{port}")
+    with pytest.raises(ModelUnavailable, match=f"gRPC 127.0.0.1:{port}: UNAVAILABLE"):
+        asyncio.run(run_.run())
+
+
+def test_a_stream_that_cannot_connect_is_a_connect_error():
+    async def send_one():
+        loop = asyncio.get_running_loop()
+        slots = StreamSlots(f"127.0.0.1:{free_port('127.0.0.1')}", loop.time)
+        path = StreamPath(slots, RecordBus(), loop.time, loop.time(), Random(0))
+        try:
+            return await path.send(make_target("probe", "fanout", 0, 5000.0), encode_request("fanout", []))
+        finally:
+            await slots.close()
+
+    record = asyncio.run(send_one())
+    assert (record.outcome, record.error) == (Outcome.ERROR, "connect") and "cannot connect to" in record.detail, record
+    assert record.latency_s < 1.0, record  # refused at once, not after the connect timeout
+
+
+@pytest.mark.parametrize("mode", [Mode.CLOSED, Mode.OPEN])
+def test_a_stop_cancels_the_streams_in_flight(fanout, data, mode):
+    long = count_class(data, "long", 60)  # 120 ms or more per request: 3 or more out at any moment, both modes
+    spec = LoadSpec(mode=mode, rate=30.0, arrival=ArrivalSpec(kind="constant"), model="fanout", concurrency=3,
+                    duration_s=0.5, drain_s=0.01, classes=(long,))
+    records, _ = run(fanout, spec)
+    outcomes = Counter(r.outcome.value for r in records)
+    assert outcomes["cancelled"] >= 1 and set(outcomes) <= {"ok", "cancelled"}, (outcomes, failures(records))
+    cut = [r for r in records if r.outcome is Outcome.CANCELLED]
+    assert all(r.responses < 60 for r in cut), Counter(r.responses for r in cut)
+
+
+def test_one_closed_loop_drives_a_decoupled_and_a_plain_model_together(fanout, data):
+    classes = (count_class(data, "streamed", 4, model="fanout"), TrafficClass("plain", model="two_inputs"))
+    spec = LoadSpec(model="fanout", concurrency=4, duration_s=2.0, classes=classes, seed=4)
+    records, summary = run(fanout, spec)
+    assert not failures(records), failures(records)
+    plain = [r for r in records if r.cls == "plain"]
+    assert len(plain) > 20 and all(r.responses == 0 and r.first_s is None for r in plain)
+    assert summary["plain"]["responses"] == 0 and summary["plain"]["first_p50_ms"] is None
+    check_counts([r for r in records if r.cls == "streamed"], {"all": summary["streamed"]}, {"streamed": 4})
+
+
+def test_a_sequence_group_on_a_decoupled_model_is_refused_before_the_run(fanout):
+    spec = LoadSpec(model="fanout", duration_s=1.0, classes=(), sequences=(SequenceSpec("seq", model="fanout"),))
+    with pytest.raises(ValueError, match="sequence group seq: fanout is decoupled"):
+        asyncio.run(LoadRun(spec, fanout.http_url, grpc_url=fanout.grpc_url).run())
+
+
+def test_many_requests_written_at_once_share_one_stream(fanout):
+    async def burst():
+        loop = asyncio.get_running_loop()
+        slot = StreamSlot(fanout.grpc_url, loop.time)
+        request = encode_request("fanout", [("COUNT", "INT32", np.array([2], np.int32))])
+        pending = [Pending(loop.create_future()) for _ in range(100)]
+        try:  # gRPC's core fails a call given two sends at once: the slot must write one at a time
+            await asyncio.gather(*(slot.write(str(i), with_id(request, str(i)), p) for i, p in enumerate(pending)))
+            await asyncio.wait_for(asyncio.gather(*(p.done for p in pending)), 30)
+        finally:
+            await slot.close()
+        return Counter((p.kind, p.responses, p.error) for p in pending)
+
+    assert asyncio.run(burst()) == {("", 2, ""): 100}
