@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import threading
 import time
 from dataclasses import replace
@@ -19,15 +20,22 @@ from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.metrics.promql import PromQLSource
 from app.paths import MODEL_REPOSITORY, state_dir
+from app.config.poll import served_timeout_s, wait_until_served
+from app.server.control_mode import ControlMode, detect
 from app.server.docker_server import DockerOptions, DockerServer
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, remote_endpoint
-from app.server.status import ServerStatus, fetch_status
+from app.server.repository import model_names
+from app.server.status import ServerStatus, fetch_status, with_log_reasons
 from app.timeline_store import TimelineKeeper, TimelineStore
 from app.traffic import load_targets, target_rate
 from loadgen.controller import LoadController
 from loadgen.report import describe_load
 from loadgen.spec import LoadSpec
+
+
+# A server the lab starts itself runs with --model-control-mode=explicit.
+EMBEDDED_MODE = ControlMode("explicit", "the lab started this server with --model-control-mode=explicit")
 
 
 class Lab:
@@ -46,6 +54,8 @@ class Lab:
         self.fleet_apply: FleetApply | None = None  # the other replicas an Apply updates too (TBL_FLEET...)
         self.locust_url: str | None = None  # a Locust master driving load too (TBL_LOCUST_URL): shown as a source
         self._lock = threading.RLock()
+        self._lab_models: Lab | None = None  # the lab's own models beside a user's repository (lab_models())
+        self.control_mode: ControlMode = EMBEDDED_MODE  # how configs reach the server (found at create for a remote)
 
     @classmethod
     def create(cls, environ: dict | None = None) -> "Lab":
@@ -69,9 +79,12 @@ class Lab:
             else:
                 server = EmbeddedServer(ServerOptions(model_repository=repo))
             endpoint = server.start()
+        mode = EMBEDDED_MODE if server is not None else detect(endpoint, repo, env)
+        if repo is None and mode.mode == "poll" and mode.repository is not None:
+            repo = mode.repository  # the folder the server polls (read from its command line): Applies write there
         markers = MarkerLog()
         metrics = MetricsPoller(endpoint)
-        load = LoadController(endpoint.http_url, held=markers.held)
+        load = LoadController(endpoint.http_url, held=markers.held, grpc_url=endpoint.grpc_url)
         load.worker.prestart()  # the generator's process imports while the dashboard starts
         store = state_dir() / "experiments.sqlite"
         scope = f"{server.kind}:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
@@ -79,11 +92,13 @@ class Lab:
         keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
         metrics.start()
         keeper.start()
-        lab = cls(
-            endpoint, repo, server=server, markers=markers, metrics=metrics,
-            config=ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name),
-            load=load, experiments=ExperimentStore(store), keeper=keeper,
-        )
+        config = ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name,
+                               mode=mode.mode, why_not=mode.why_not or "")
+        config.poll_wait = lambda model, check, timeout_s: wait_until_served(
+            config.endpoint, model, check, max(timeout_s, served_timeout_s(mode.poll_s)))
+        lab = cls(endpoint, repo, server=server, markers=markers, metrics=metrics, config=config, load=load,
+                  experiments=ExperimentStore(store), keeper=keeper)
+        lab.control_mode = mode
         if env.get("TBL_PROMETHEUS_URL"):
             lab.fleet = PromQLSource(env["TBL_PROMETHEUS_URL"], job=env.get("TBL_PROMETHEUS_JOB") or None)
         lab.locust_url = env.get("TBL_LOCUST_URL") or None
@@ -103,8 +118,12 @@ class Lab:
         return self.server.kind if self.server is not None else "remote"
 
     def status(self) -> ServerStatus:
-        """Return what the server says about itself (up=False when it is down)."""
-        return fetch_status(self.endpoint)
+        """Return what the server says about itself (up=False when it is down); a model it could not read gets its
+        reason from the server's log when the lab runs the server."""
+        status = fetch_status(self.endpoint)
+        if self.server is not None and status.up:
+            status = with_log_reasons(status, self.server.log_tail(2000))
+        return status
 
     def restart(self, resume_traffic: bool = False) -> None:
         """Restart the embedded server on the same ports; traffic stops (marked) and, if asked, starts again after.
@@ -127,7 +146,7 @@ class Lab:
             if endpoint != self.endpoint:  # same ports asked for; follow the server if it had to move
                 self.endpoint = endpoint
                 self.config.retarget(endpoint)
-                self.load.url = endpoint.http_url
+                self.load.url, self.load.grpc_url = endpoint.http_url, endpoint.grpc_url
             self.metrics.retarget(endpoint)
             if resume_traffic and spec is not None:
                 self.start_traffic(spec)
@@ -141,9 +160,19 @@ class Lab:
         return self._reload(model, "apply", what, lambda: self.config.apply(
             model, config, base=base, confirm_contract=confirm_contract))
 
+    def apply_text(self, model: str, text: str, what: str, base: str | None = None, confirm_contract: bool = False):
+        """Hot-reload a model with a whole config.pbtxt text (the raw editor, a study going back to its start),
+        written as given; marked like apply."""
+        return self._reload(model, "apply", what, lambda: self.config.apply_text(
+            model, text, base=base, confirm_contract=confirm_contract))
+
     def undo(self, model: str):
         """Go back to the model's previous config version."""
         return self._reload(model, "undo", "undo", lambda: self.config.undo(model))
+
+    def rollback(self, model: str, version_id: str, what: str = "rollback"):
+        """Serve a recorded config version again (a study going back to a model without config.pbtxt)."""
+        return self._reload(model, "apply", what, lambda: self.config.rollback(model, version_id))
 
     def start_traffic(self, spec: LoadSpec) -> None:
         """Start the shared load generator and mark it on every target model's charts."""
@@ -215,10 +244,31 @@ class Lab:
             out.append(Window(a, a + 1.0, buckets, delta, batches).to_dict())
         return out
 
+    def serves(self, models) -> bool:
+        """Return True when every one of models is READY on this lab's server."""
+        ready = {m.name for m in self.status().models if m.state == "READY"}
+        return set(models) <= ready
+
+    def lab_models(self) -> "Lab":
+        """Return a lab on the lab's own models (gpu_sim, stream_acc, token_sim, mlp): this one when its server
+        serves them, else a second embedded server beside the user's, on a private copy of model_repository/
+        (other ports; started on first use, stopped with this lab). Guided scenarios need those models."""
+        with self._lock:
+            if self.serves(model_names(MODEL_REPOSITORY)):
+                return self
+            if self._lab_models is None:
+                copy = state_dir() / "lab-models"
+                shutil.rmtree(copy, ignore_errors=True)  # pristine configs at every start
+                shutil.copytree(MODEL_REPOSITORY, copy)
+                self._lab_models = Lab.create({"TBL_MODEL_REPOSITORY": str(copy)})
+            return self._lab_models
+
     def close(self) -> None:
         """Stop a running study, traffic, polling and the embedded server."""
         if self.jobs.running:
             self.jobs.cancel(wait_s=30.0)
+        if self._lab_models is not None:
+            self._lab_models.close()
         self.load.close()
         self.metrics.stop()
         if self.keeper is not None:
@@ -241,7 +291,23 @@ class Lab:
             self.markers.finish(band, detail=str(exc), ok=False, text=f"{what} — not applied")
             raise
         self.markers.finish(band, detail=result.diff)
+        if result.contract:
+            self._follow_contract(model, result.contract)
         return result
+
+    def _follow_contract(self, model: str, changes: tuple[str, ...]) -> None:
+        """After a confirmed contract change, running traffic to the model is rebuilt for the new contract (its
+        requests are encoded from what the model now serves) instead of failing on the old one."""
+        spec = self.load.spec
+        if not self.load.running or spec is None or model not in load_targets(spec):
+            return
+        self.stop_traffic(f"traffic stop: {model}'s contract changed ({'; '.join(changes)})")
+        try:
+            self.start_traffic(spec)
+        except (ValueError, RuntimeError) as exc:
+            self.markers.add(model, "traffic", f"traffic not restarted for the new contract: {exc}")
+            return
+        self.markers.add(model, "traffic", "traffic rebuilt for the new contract: requests now match what it serves")
 
 
 def _ports(endpoint: Endpoint) -> dict:

@@ -1,4 +1,4 @@
-"""Overview: the server, its models, and where to start."""
+"""Overview: the server, how it takes config changes, its models, and where to start."""
 import streamlit as st
 
 from app.ui import concepts
@@ -14,9 +14,17 @@ st.subheader("Traffic")
 traffic_status(lab, lab.load.running)
 st.subheader("Where to start")
 st.markdown("""
-1. **Latency breakdown & diagnosis** — start traffic and read whether p99 is waiting or compute.
-2. **Dynamic batching** — raise `max_queue_delay_microseconds` and watch batches grow and p99 follow.
-3. **Instances** — go from 1 to 2 to 8 instances of the simulated GPU and find where throughput flattens.
+Every page works on any model the server serves: pick it in the page's model selector (models that are not READY
+are listed too, with Triton's reason). The traffic form builds requests from the model's own inputs; the knobs
+start from the config it serves.
+
+1. **Latency breakdown & diagnosis** — start traffic to your model and read whether p99 is waiting or compute.
+2. **Dynamic batching** — on a model with `max_batch_size` above 0, raise `max_queue_delay_microseconds` and watch
+   batches grow and p99 follow.
+3. **Instances** — go from 1 to 2 to more instances of your model and find where throughput flattens.
 4. **Priority & queue policy** — mix interactive and batch traffic and keep the interactive p99.
-5. **Sequence batching** — keep a stateful model's sums right, then break them on purpose.
+5. **Sequence batching** — keep a stateful model's answers right, then break them on purpose.
+
+The guided scenarios measure claims on the lab's own models (`gpu_sim`, a simulated GPU; `stream_acc`,
+`token_sim`, `mlp`); when your server does not serve them, the lab runs them on a server of its own beside yours.
 """)

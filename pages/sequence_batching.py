@@ -5,5 +5,4 @@ from app.ui.page import concept_page
 from app.ui.sequences import correctness_panel
 
 concept_page("sequence", "Sequence batching", concepts.SEQUENCE, "stream_acc", knobs.sequence,
-             TrafficForm(model="stream_acc", sequences=8, sequence_length=20), allowed=("stream_acc",),
-             panel=correctness_panel)
+             TrafficForm(model="stream_acc", sequences=8, sequence_length=20), panel=correctness_panel)

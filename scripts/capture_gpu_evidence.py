@@ -37,6 +37,7 @@ from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.errors import ServerStartError
+from app.server.status import fetch_status
 
 MODELS = ("gpu_sim", "stream_acc", "token_sim", "mlp")
 
@@ -137,7 +138,12 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
         print(f"starting tritonserver with {summary['configs']}", flush=True)
         try:
             endpoint = server.start()
+            unserved = [m for m in fetch_status(endpoint).models if m.name == "gpu_sim" and m.state != "READY"]
+            if unserved:  # the server starts even when a model cannot load: that model's failure is the news
+                model = unserved[0]
+                raise ServerStartError(f"gpu_sim is {model.state or 'not loaded'}: {model.reason}\n{server.log_tail()}")
         except ServerStartError as exc:
+            server.stop()
             summary["error"] = str(exc)
             save()
             print(f"the server did not start with {summary['configs']}:\n{exc}")

@@ -110,6 +110,7 @@ def gpu_sim_lab(triton, restore_model, tmp_path, monkeypatch):
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
     restore_model("gpu_sim")
     lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
+                      "TRITON_GRPC_URL": triton.endpoint.grpc_url,
                       "TRITON_MODEL_REPOSITORY": str(triton.repo)})
     yield lab
     lab.close()

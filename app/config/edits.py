@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from tritonclient.grpc import model_config_pb2 as pb
 
 from app.config.model_config import ModelConfig, copy_config
+from app.config.read import settings_of
 from app.config.settings import (
     DynamicBatching, InstanceGroup, ModelSettings, QueuePolicy, SequenceBatching, Strategy,
 )
@@ -19,12 +20,18 @@ def set_max_batch_size(config: ModelConfig, max_batch_size: int) -> ModelConfig:
 
 
 def set_instance_groups(config: ModelConfig, groups: Iterable[InstanceGroup]) -> ModelConfig:
-    """Return a copy whose instance_group list is replaced by groups."""
+    """Return a copy whose instance groups are groups: a group that exists keeps its other fields (name, profile,
+    rate limiter, ...), only count, kind and GPUs are set; extra groups are added, missing ones removed."""
     new = copy_config(config)
-    del new.instance_group[:]
-    for group in groups:
-        kind = pb.ModelInstanceGroup.Kind.Value(group.kind.value)
-        new.instance_group.add(count=group.count, kind=kind, gpus=list(group.gpus))
+    groups = list(groups)
+    del new.instance_group[len(groups):]
+    for i, group in enumerate(groups):
+        target = new.instance_group[i] if i < len(new.instance_group) else new.instance_group.add()
+        target.count = group.count
+        target.kind = pb.ModelInstanceGroup.Kind.Value(group.kind.value)
+        if list(target.gpus) != list(group.gpus):
+            del target.gpus[:]
+            target.gpus.extend(group.gpus)
     return new
 
 
@@ -72,9 +79,11 @@ def set_sequence_batching(config: ModelConfig, settings: SequenceBatching) -> Mo
     sb.SetInParent()
     sb.max_sequence_idle_microseconds = settings.max_sequence_idle_microseconds
     if settings.strategy is Strategy.DIRECT:
+        had = sb.WhichOneof("strategy_choice") == "direct"
         sb.ClearField("direct")
-        sb.direct.SetInParent()
-        sb.direct.max_queue_delay_microseconds = settings.max_queue_delay_microseconds
+        if had or settings.max_queue_delay_microseconds:  # no strategy written means direct: do not add one
+            sb.direct.SetInParent()
+            sb.direct.max_queue_delay_microseconds = settings.max_queue_delay_microseconds
     else:
         sb.ClearField("oldest")
         sb.oldest.SetInParent()
@@ -104,14 +113,23 @@ def set_parameters(config: ModelConfig, values: Mapping[str, object]) -> ModelCo
 
 
 def set_settings(config: ModelConfig, settings: ModelSettings) -> ModelConfig:
-    """Return a copy carrying every tunable in settings (the inverse of settings_of)."""
-    new = set_max_batch_size(config, settings.max_batch_size)
-    new = set_instance_groups(new, settings.instance_groups)
-    if settings.dynamic_batching:
-        new = set_dynamic_batching(new, settings.dynamic_batching)
-    elif settings.sequence_batching:
-        new = set_sequence_batching(new, settings.sequence_batching)
-    else:
-        new = disable_sequence_batching(disable_dynamic_batching(new))
-    new.ClearField("parameters")
-    return set_parameters(new, dict(settings.parameters))
+    """Return a copy carrying every tunable in settings (the inverse of settings_of); only the parts that differ
+    from the config's own settings are touched, so settings_of(config) gives back an equal config."""
+    old = settings_of(config)
+    new = copy_config(config)
+    if settings.max_batch_size != old.max_batch_size:
+        new = set_max_batch_size(new, settings.max_batch_size)
+    if settings.instance_groups != old.instance_groups:
+        new = set_instance_groups(new, settings.instance_groups)
+    schedulers = (settings.dynamic_batching, settings.sequence_batching)
+    if schedulers != (old.dynamic_batching, old.sequence_batching):
+        if settings.dynamic_batching:
+            new = set_dynamic_batching(new, settings.dynamic_batching)
+        elif settings.sequence_batching:
+            new = set_sequence_batching(disable_dynamic_batching(new), settings.sequence_batching)
+        else:
+            new = disable_sequence_batching(disable_dynamic_batching(new))
+    if settings.parameters != old.parameters:
+        new.ClearField("parameters")
+        new = set_parameters(new, dict(settings.parameters))
+    return new

@@ -17,7 +17,7 @@ import yaml
 
 from app.config.apply import ApplyResult, ConfigService
 from app.config.errors import ConfigError
-from app.config.model_config import ModelConfig, parse_config
+from app.config.model_config import ModelConfig
 from app.server.endpoint import Endpoint
 
 _NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,64}$")  # host:port is a fine name
@@ -104,7 +104,7 @@ class FleetApply:
         for name, service in reversed(updated):
             band = self.markers.begin(model, "apply", f"fleet rollback — replica {name}")
             try:
-                result = service.apply(model, parse_config(before[name]), note="fleet rollback", confirm_contract=True)
+                result = service.apply_text(model, before[name], note="fleet rollback", confirm_contract=True)
             except Exception as exc:  # noqa: BLE001 - said in the marker and the error; the others still roll back
                 self.markers.finish(band, detail=str(exc), ok=False, text=f"fleet rollback — replica {name} failed")
                 continue

@@ -38,6 +38,7 @@ class Version:
     persisted: bool = True
     restores: str | None = None
     seconds: float | None = None
+    no_file: bool = False  # the model had no config.pbtxt then: Triton auto-completed its config from the model
 
     def label(self) -> str:
         """Return a one-line description for lists and diffs."""

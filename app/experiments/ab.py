@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.confidence import Difference, paired
-from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
+from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
@@ -234,19 +234,20 @@ def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | 
     if study_id is None:
         if plan is None:
             raise ValueError("a new comparison needs a plan")
-        base_text = lab.config.current_text(plan.model)
+        start = Start.now(lab, plan.model)
         study_id = store.add_study(Study(
-            "ab", label.strip() or " vs ".join(a.name for a in plan.arms), plan.model, {"plan": plan.to_dict()},
-            time.time(), base_config=base_text, env=environment(lab, plan.model)))
+            "ab", label.strip() or " vs ".join(a.name for a in plan.arms), plan.model,
+            {"plan": plan.to_dict(), "start": start.to_dict()}, time.time(), base_config=start.text,
+            env=environment(lab, plan.model)))
     else:
         study = store.study(study_id)
         if study.kind != "ab" or study.status == DONE:
             raise ValueError(f"study {study_id} is not an unfinished comparison")
-        plan, base_text = ABPlan.from_dict(study.definition["plan"]), study.base_config
+        plan, start = ABPlan.from_dict(study.definition["plan"]), Start.of(study)
         store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
     trials = load_trials(store, study_id)
     runner = _Trials(lab, plan, study_id, trials, progress, cancel or threading.Event())
-    status, note = runner.conclude(runner.run, base_text)
+    status, note = runner.conclude(runner.run, start.text, start.had_file)
     result = ABResult(study_id, plan, trials, status, note, time.monotonic() - started)
     store.update_study(study_id, status=status, note=note, result={
         "verdicts": {a.name: result.verdict(a.name) for a in plan.arms[1:]}, "wall_s": result.wall_s})
@@ -298,8 +299,9 @@ class _Trials(StudyDriver):
                                  f"A/B trial {trial + 1} of {arm.name}")
         whole = merged(windows)
         figures = whole.figures()
-        exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model, self.lab.config.current_text(self.plan.model),
-                         whole.t0, whole.t1, spec_to_dict(self.spec), figures["client"], figures["server"],
+        exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model,
+                         self.lab.config.current_text(self.plan.model), whole.t0, whole.t1, spec_to_dict(self.spec),
+                         figures["client"], figures["server"],
                          kind="trial", study_id=self.study_id, point=f"{arm.name}#{trial}", seed=self.spec.seed,
                          windows=[w.to_dict() for w in windows], outcome={"arm": arm.name, "trial": trial})
         exp_id = self.lab.experiments.add(exp)
@@ -312,10 +314,12 @@ class _Trials(StudyDriver):
         self.report()
 
     def _serve(self, arm: Arm) -> None:
+        """Serve the arm's whole config text, written as given (it is a config.pbtxt: the one serving, a sweep
+        point's, a saved run's)."""
         try:
-            self.serve(parse_config(arm.config_text), f"A/B: {arm.name}")
+            self.serve(parse_config(arm.config_text), f"A/B: {arm.name}", whole=arm.config_text)
         except ConfigError as exc:
-            raise Interrupted(f"{arm.name} could not be applied: {exc}") from exc
+            raise Failed(f"{arm.name} could not be applied: {exc}") from exc
 
     def report(self, final: bool = False) -> None:
         self.publish(self.state, self.ran, final)

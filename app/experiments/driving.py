@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
-from app.config.model_config import copy_config, parse_config
+from app.config.model_config import copy_config, format_config, parse_config
 from app.experiments.meter import Meter, ServerGone, Window
-from app.experiments.store import CANCELLED, DONE, INTERRUPTED
+from app.experiments.store import CANCELLED, DONE, FAILED, INTERRUPTED
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +25,35 @@ class Cancelled(Exception):
 
 class Interrupted(Exception):
     """Something outside the study changed the server under it (a restart, someone else's Apply)."""
+
+
+class Failed(Exception):
+    """The study cannot do what it was asked: none of its configurations can be applied, say."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """What served when a study began: the text to serve again at its end, and the base its knobs move."""
+
+    text: str  # Study.base_config: the model's config.pbtxt, or the served config formatted when it had none
+    served: str  # the served config formatted (Triton's defaults and auto-completion filled in)
+    had_file: bool = True  # False: the model had no config.pbtxt, and has none again at the end
+
+    @classmethod
+    def now(cls, lab, model: str) -> Start:
+        """Return what serves now."""
+        return cls(lab.config.current_text(model), format_config(lab.config.current(model)),
+                   lab.config.file_text(model) is not None)
+
+    @classmethod
+    def of(cls, study) -> Start:
+        """Return the start a stored study recorded (studies from before it was recorded: their base text)."""
+        saved = study.definition.get("start") or {}
+        return cls(study.base_config, saved.get("served", study.base_config), bool(saved.get("had_file", True)))
+
+    def to_dict(self) -> dict:
+        """Return what a study's definition keeps beside base_config."""
+        return {"served": self.served, "had_file": self.had_file}
 
 
 def wait_ready(lab, timeout_s: float = 60.0) -> bool:
@@ -81,26 +110,45 @@ class StudyDriver:
         if self.progress_fn is not None:
             self.progress_fn(state)
 
-    def serve(self, config, text: str) -> None:
+    def serve(self, config, text: str, whole: str | None = None) -> None:
         """Make config serve (a hot reload unless it already does); ServerGone when the server died meanwhile,
-        ConfigError when it was refused or rolled back."""
+        ConfigError when it was refused or rolled back.
+
+        config: the served config with knobs moved (only those fields are edited in the user's config.pbtxt);
+        whole: instead, a whole config text to write as given (an A/B arm), config being its parse.
+        """
         wanted = copy_config(config)
         wanted.name = self.model  # a config pasted without a name is the same config
-        if parse_config(self.lab.config.current_text(self.model)) == wanted:
+        if self._serving(wanted):
             return
         try:
-            self.reload(wanted, text)
+            self.reload(wanted, text, whole)
         except ConfigError as exc:
             if not self.lab.status().up:
                 raise ServerGone(f"the server stopped answering during '{text}'") from exc
             raise
 
-    def reload(self, config, text: str) -> None:
-        """Hot-reload config through the lab (validated, verified, marked) as this study's own change."""
-        self.lab.apply(self.model, config, text, confirm_contract=True)
-        self.changed = True
-        change = self.lab.markers.last_change(self.model)
-        self.own_change = change.id if change else None
+    def _serving(self, wanted) -> bool:
+        """Return True when wanted is what the model's text says or what the server serves."""
+        if parse_config(self.lab.config.current_text(self.model)) == wanted:
+            return True
+        try:
+            return self.lab.config.current(self.model) == wanted
+        except ConfigError:
+            return False
+
+    def reload(self, config, text: str, whole: str | None = None) -> None:
+        """Hot-reload config (or the whole text) through the lab (validated, verified, marked) as this study's own
+        change; a change refused or rolled back is ours too (its marker is no one else's)."""
+        try:
+            if whole is None:
+                self.lab.apply(self.model, config, text, confirm_contract=True)
+            else:
+                self.lab.apply_text(self.model, whole, text, confirm_contract=True)
+            self.changed = True
+        finally:
+            change = self.lab.markers.last_change(self.model)
+            self.own_change = change.id if change else None
 
     def start_traffic(self, spec) -> float:
         """Start the lab's traffic with spec; return when it began sending (epoch s)."""
@@ -166,10 +214,10 @@ class StudyDriver:
         if lab_traffic and not self.lab.load.running:
             raise Interrupted(f"the {self.what}'s traffic was stopped")
 
-    def conclude(self, body: Callable[[], None], base_text: str) -> tuple[str, str]:
-        """Run the study's loop; return (status, note) — done, cancelled or interrupted, finished work kept —
-        after stopping the traffic and serving the starting config again. Unexpected errors mark the study
-        interrupted and propagate."""
+    def conclude(self, body: Callable[[], None], base_text: str, had_file: bool = True) -> tuple[str, str]:
+        """Run the study's loop; return (status, note) — done, cancelled, interrupted or failed, finished work
+        kept — after stopping the traffic and serving the starting config again. Unexpected errors mark the
+        study interrupted and propagate."""
         status, note = DONE, ""
         try:
             body()
@@ -178,16 +226,19 @@ class StudyDriver:
         except (ServerGone, Interrupted) as exc:
             why = restarted(self.lab, self.model, self.started_at) or exc
             status, note = INTERRUPTED, f"interrupted: {why}; finished {self.kept} are kept"
+        except Failed as exc:
+            status, note = FAILED, f"failed: {exc}"
         except Exception as exc:
             self.lab.experiments.update_study(self.study_id, status=INTERRUPTED,
                                               note=f"failed: {type(exc).__name__}: {exc}")
-            self.finish(base_text)
+            self.finish(base_text, had_file)
             raise
-        restored = self.finish(base_text)
+        restored = self.finish(base_text, had_file)
         return status, f"{note}; {restored}" if note and restored else note or restored
 
-    def finish(self, base_text: str) -> str:
-        """Stop the traffic and serve the starting config again; return what was done about it."""
+    def finish(self, base_text: str, had_file: bool = True) -> str:
+        """Stop the traffic and serve the starting config again — the user's text as it was, or no config.pbtxt
+        when the model had none (had_file False); return what was done about it."""
         wait_ready(self.lab)
         try:
             self.lab.stop_traffic(f"traffic stop: {self.what} ended")
@@ -195,12 +246,21 @@ class StudyDriver:
             log.exception("stopping the %s's traffic failed", self.what)
         if not self.changed:
             return ""
+        what = f"{self.what} ended: back to the starting config"
         try:
-            base = parse_config(base_text)
-            if parse_config(self.lab.config.current_text(self.model)) != base:
-                self.lab.apply(self.model, base, f"{self.what} ended: back to the starting config",
-                               confirm_contract=True)
+            if not had_file and self.lab.config.file_text(self.model) is not None:
+                self._remove_file(what)
+                return "the starting config serves again (config.pbtxt removed: the model had none)"
+            if self.lab.config.current_text(self.model) != base_text:  # the user's own text comes back as it was
+                self.lab.apply_text(self.model, base_text, what, confirm_contract=True)
                 return "the starting config serves again"
         except Exception as exc:  # noqa: BLE001 - say so; the person can apply it from the history
             return f"could not serve the starting config again ({exc}); it is in the config history"
         return ""
+
+    def _remove_file(self, what: str) -> None:
+        """Serve the model's last version without config.pbtxt again (the file goes, Triton auto-completes)."""
+        version = next((v for v in reversed(self.lab.config.history(self.model)) if v.no_file), None)
+        if version is None:
+            raise ConfigError(f"the config history of {self.model!r} has no version without config.pbtxt")
+        self.lab.rollback(self.model, version.id, what)

@@ -66,14 +66,16 @@ class Jobs:
         self._start("ab", f"comparison {study_id} (resumed)",
                     lambda progress: run_ab(self.lab, study_id=study_id, progress=progress, cancel=self._cancel))
 
-    def start_scenario(self, name: str, full: bool = False) -> None:
-        """Start a guided scenario by name (full: full-length phases)."""
+    def start_scenario(self, name: str, full: bool = False, on=None) -> None:
+        """Start a guided scenario by name (full: full-length phases); on: the lab to run it on (default this one,
+        e.g. the lab's own models beside a user's repository: Lab.lab_models())."""
         from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415 - scenarios build on experiments
         from app.scenarios.runner import run_scenario  # noqa: PLC0415
 
         scenario = SCENARIOS[name]
+        target = on if on is not None else self.lab
         self._start("scenario", scenario.title,
-                    lambda progress: run_scenario(self.lab, scenario, full=full, progress=progress,
+                    lambda progress: run_scenario(target, scenario, full=full, progress=progress,
                                                   cancel=self._cancel))
 
     def cancel(self, wait_s: float = 0.0) -> None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.environment import environment
-from app.experiments.driving import Cancelled, Progress, StudyDriver
+from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
@@ -178,11 +178,11 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
         if space is None:
             raise ValueError("a new sweep needs a search space")
         options = options or SweepOptions()
-        base_text = lab.config.current_text(space.model)
+        start = Start.now(lab, space.model)
         study_id = store.add_study(Study(
             "sweep", label.strip() or f"sweep of {space.model}", space.model,
-            {"space": space.to_dict(), "options": dataclasses.asdict(options)}, time.time(),
-            base_config=base_text, env=environment(lab, space.model)))
+            {"space": space.to_dict(), "options": dataclasses.asdict(options), "start": start.to_dict()},
+            time.time(), base_config=start.text, env=environment(lab, space.model)))
         done: dict[str, Point] = {}
     else:
         study = store.study(study_id)
@@ -192,11 +192,11 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
             raise ValueError(f"sweep {study_id} has finished: nothing to resume")
         space = SearchSpace.from_dict(study.definition["space"])
         options = SweepOptions(**study.definition.get("options", {}))
-        base_text = study.base_config
+        start = Start.of(study)
         done = {p.key: p for p in load_points(store, study_id)}
         store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
-    sweeper = _Sweeper(lab, space, options, base_text, study_id, done, progress, cancel or threading.Event())
-    status, note = sweeper.conclude(sweeper.run, base_text)
+    sweeper = _Sweeper(lab, space, options, start, study_id, done, progress, cancel or threading.Event())
+    status, note = sweeper.conclude(sweeper.run, start.text, start.had_file)
     result = SweepResult(study_id, space, sweeper.points(), status, time.monotonic() - started, note,
                          sweeper.skipped)
     best = result.best
@@ -214,8 +214,9 @@ def load_points(store, study_id: int) -> list[Point]:
         if e.kind != "point" or e.status not in (DONE, FAILED):
             continue
         choice_key, _, load = e.point.rpartition("@")
+        change = e.outcome.get("change")  # stored None when it was infinite (JSON has no infinity)
         out.append(Point(Choice.from_key(choice_key), float(load), e.status, bool(e.outcome.get("stable")),
-                         float(e.outcome.get("change", math.inf)), {"client": e.client, "server": e.server},
+                         math.inf if change is None else float(change), {"client": e.client, "server": e.server},
                          e.windows, e.outcome.get("note", ""), e.config_text, e.id, e.started_at, e.ended_at))
     return out
 
@@ -225,11 +226,11 @@ class _Sweeper(StudyDriver):
 
     what, kept = "sweep", "points"
 
-    def __init__(self, lab, space: SearchSpace, options: SweepOptions, base_text: str, study_id: int,
+    def __init__(self, lab, space: SearchSpace, options: SweepOptions, start: Start, study_id: int,
                  done: dict[str, Point], progress, cancel: threading.Event) -> None:
         super().__init__(lab, space.model, study_id, cancel, progress)
         self.space, self.options = space, options
-        self.base_text, self.base = base_text, parse_config(base_text)
+        self.base = parse_config(start.served)  # knobs move the served config: the user's text may say little
         self.done = done  # stored points by key: never measured again
         self.measured: list[Point] = []  # this session's points, in order
         self.failed: set[str] = {p.choice.key for p in done.values() if p.status == FAILED}
@@ -251,14 +252,27 @@ class _Sweeper(StudyDriver):
                 self.remaining_configs = len(choices) - i - 1
                 if choice.key in self.failed:
                     continue
+                if not choice.knobs:  # the default comes last: alone it is no sweep
+                    self._check_some_apply(choices)
                 if self.space.adaptive:
                     self._bisect(choice)
                 else:
                     for load in self.space.loads:
                         if self._measure(choice, load).status == FAILED:
                             break
+            self._check_some_apply(choices)
         finally:
             self.meter.close()
+
+    def _check_some_apply(self, choices: list[Choice]) -> None:
+        """Raise Failed, with the reasons, when no configuration that moves a knob could be applied."""
+        tried = [c for c in choices if c.knobs]
+        if not tried or any(c.key not in self.failed for c in tried):
+            return
+        notes = [p.note for p in self.points() if p.status == FAILED]
+        reasons = list(dict.fromkeys(n.removeprefix("could not be applied: ") for n in notes))
+        raise Failed(f"none of the {len(tried)} configurations could be applied to {self.model}: "
+                     + " | ".join(reasons[:3]))
 
     def _bisect(self, choice: Choice) -> None:
         loads = self.space.loads

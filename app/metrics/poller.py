@@ -1,4 +1,9 @@
-"""Background thread that scrapes /metrics and the statistics API and keeps a bounded history."""
+"""Background thread that scrapes /metrics and the statistics API and keeps a bounded history.
+
+When /metrics does not answer but the HTTP API does, the rows come from the statistics API (stats_source.py):
+the same counters, so every window function works unchanged, without the gauges and summaries only /metrics has.
+/metrics is tried again every METRICS_RETRY_S seconds meanwhile, and used again as soon as it answers.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -12,10 +17,12 @@ from dataclasses import dataclass, field
 from app.metrics.deltas import empty_row, model_row
 from app.metrics.scrape import Scrape, fetch_text, parse_metrics
 from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
+from app.metrics.stats_source import METRICS, MISSING, STATISTICS, stats_scrape
 from app.metrics.window import CounterDelta, server_window
 
 
 PATTERN_MIN_EXECUTIONS = 10  # a batch size's per-item time in a window counts from this many executions
+METRICS_RETRY_S = 10.0  # while the statistics API stands in, /metrics is tried this often (a firewalled port costs 2 s)
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,8 @@ class Sample:
     rows: dict[str, dict] = field(default_factory=dict)
     batches: dict[str, dict[int, int]] = field(default_factory=dict)
     batch_times: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    source: str | None = METRICS  # where the rows' counters come from: METRICS or STATISTICS (None: no answer)
+    metrics_error: str | None = None  # why /metrics was not used, when it was not
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,13 @@ class MetricsSnapshot:
     latest: dict | None
     models: tuple[str, ...] = ()
     per_item_us_by_batch: dict[int, float] = field(default_factory=dict)
+    source: str | None = None  # where the latest figures come from: "metrics", "statistics API", None before any
+    source_note: str | None = None  # why not /metrics, when the statistics API stands in
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Return what the latest figures lack because /metrics did not answer."""
+        return MISSING if self.source == STATISTICS else ()
 
 
 class MetricsPoller:
@@ -50,13 +66,16 @@ class MetricsPoller:
 
     def __init__(self, endpoint, interval_s: float = 1.0, models: tuple[str, ...] | None = None,
                  history_s: float = 900.0, clock: Callable[[], float] = time.time,
-                 fetch: Callable[[str], str] = fetch_text) -> None:
+                 fetch: Callable[[str], str] = fetch_text, metrics_retry_s: float = METRICS_RETRY_S) -> None:
         self.endpoint, self.interval_s, self.models = endpoint, interval_s, models
-        self._clock, self._fetch = clock, fetch
+        self._clock, self._fetch, self._metrics_retry_s = clock, fetch, metrics_retry_s
         self._history: deque[Sample] = deque(maxlen=math.ceil(history_s / interval_s) + 1)
         self._lock, self._poll_lock, self._stop = threading.Lock(), threading.Lock(), threading.Event()
         self._prev: Scrape | None = None
         self._prev_stats: dict[str, ModelStats] | None = None
+        self._prev_stats_t = 0.0
+        self._metrics_retry_at: float | None = None  # set while the statistics API stands in for /metrics
+        self._metrics_error: str | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -92,14 +111,16 @@ class MetricsPoller:
             samples = [s for s in self._history if s.t > since]
         return [{"t": s.t, "up": s.up, "error": s.error, "rows": {m: _plain(r) for m, r in s.rows.items()},
                  "batches": {m: {str(b): n for b, n in h.items()} for m, h in s.batches.items()},
-                 "batch_times": {m: {str(b): list(v) for b, v in h.items()} for m, h in s.batch_times.items()}}
+                 "batch_times": {m: {str(b): list(v) for b, v in h.items()} for m, h in s.batch_times.items()},
+                 "source": s.source, "metrics_error": s.metrics_error}
                 for s in samples]
 
     def restore(self, samples: list[dict]) -> int:
         """Put samples of an earlier dashboard process before the ones polled since; return how many."""
         restored = [Sample(d["t"], d["up"], d.get("error"), {m: _typed(r) for m, r in d.get("rows", {}).items()},
                            {m: {int(b): int(n) for b, n in h.items()} for m, h in d.get("batches", {}).items()},
-                           {m: {int(b): tuple(v) for b, v in h.items()} for m, h in d.get("batch_times", {}).items()})
+                           {m: {int(b): tuple(v) for b, v in h.items()} for m, h in d.get("batch_times", {}).items()},
+                           d.get("source", METRICS if d["up"] else None), d.get("metrics_error"))
                     for d in sorted(samples, key=lambda d: d["t"])]
         with self._lock:
             first = self._history[0].t if self._history else float("inf")
@@ -123,7 +144,9 @@ class MetricsPoller:
         per_item = per_item_us(s.batch_times.get(model, {}) for s in recent) if model else {}
         return MetricsSnapshot(model, window_s, bool(last and last.up),
                                last.error if last else "waiting for the first scrape",
-                               timeline, hist, timeline[-1] if timeline else None, tuple(known), per_item)
+                               timeline, hist, timeline[-1] if timeline else None, tuple(known), per_item,
+                               last.source if last else None,
+                               last.metrics_error if last and last.source == STATISTICS else None)
 
     def window(self, model: str, t0: float, t1: float) -> dict:
         """Return one model's server figures over [t0, t1) from counter differences, with its batch sizes.
@@ -153,6 +176,7 @@ class MetricsPoller:
         with self._poll_lock:
             self.endpoint = endpoint
             self._prev = self._prev_stats = None
+            self._metrics_retry_at = None
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -161,31 +185,61 @@ class MetricsPoller:
             self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - began)))
 
     def _poll(self) -> Sample:
+        cur, metrics_error = self._read_metrics()
+        t = cur.t if cur is not None else self._clock()
         try:
-            text = self._fetch(self.endpoint.metrics_url)
-            cur = parse_metrics(text, self._clock())
-        except Exception as exc:  # noqa: BLE001 - a dead server is a row, not a crash
-            self._prev = self._prev_stats = None  # rates restart from the next good scrape
-            return Sample(self._clock(), False, f"{self.endpoint.metrics_url}: {_describe(exc)}")
+            stats, stats_error = parse_stats(self._fetch(stats_url(self.endpoint.http_url))), None
+        except Exception as exc:  # noqa: BLE001 - metrics still count without the batch sizes
+            stats, stats_error = None, f"statistics API: {_describe(exc)}"
         prev, self._prev = self._prev, cur
+        before, before_t = self._prev_stats, self._prev_stats_t
+        self._prev_stats, self._prev_stats_t = stats, t
+        if cur is None and stats is None:  # a dead server is a row, not a crash; rates restart from the next answer
+            self._metrics_retry_at = None
+            return Sample(t, False, "; ".join(filter(None, (metrics_error, stats_error))), source=None,
+                          metrics_error=metrics_error)
+        if cur is None:
+            self._metrics_retry_at = self._metrics_retry_at or t + self._metrics_retry_s
+        else:
+            self._metrics_retry_at = self._metrics_error = None
+        # /metrics once it has a baseline; the statistics API across a switch, so no interval is lost.
+        if cur is not None and (prev is not None or before is None or stats is None):
+            source, rows = METRICS, self._rows(prev, cur, METRICS)
+        else:
+            base = stats_scrape(before, before_t) if before is not None else None
+            source, rows = STATISTICS, self._rows(base, stats_scrape(stats, t), STATISTICS)
+        if stats is None:
+            return Sample(t, True, stats_error, rows, source=source)
+        if before is None:
+            return Sample(t, True, None, rows, source=source, metrics_error=metrics_error)
+        times = {n: batch_time_delta(before.get(n), stats[n]) for n in rows if n in stats}
+        batches = {n: {size: count for size, (count, _) in per_size.items()} for n, per_size in times.items()}
+        return Sample(t, True, None, rows, batches, times, source, metrics_error)
+
+    def _read_metrics(self) -> tuple[Scrape | None, str | None]:
+        """Return /metrics parsed now, or None and why (the last error while a retry is not yet due)."""
+        if self._metrics_retry_at is not None and self._clock() < self._metrics_retry_at:
+            return None, self._metrics_error
+        try:
+            return parse_metrics(self._fetch(self.endpoint.metrics_url), self._clock()), None
+        except Exception as exc:  # noqa: BLE001 - said in the sample; the statistics API may stand in
+            self._metrics_error = f"{self.endpoint.metrics_url}: {_describe(exc)}"
+            return None, self._metrics_error
+
+    def _rows(self, prev: Scrape | None, cur: Scrape, source: str) -> dict[str, dict]:
         names = self.models or tuple(sorted(set(cur.models) | set(prev.models if prev else ())))
         rows = {name: model_row(prev, cur, name) for name in names}
-        try:
-            stats = parse_stats(self._fetch(stats_url(self.endpoint.http_url)))
-        except Exception as exc:  # noqa: BLE001 - metrics still count without the batch sizes
-            self._prev_stats = None
-            return Sample(cur.t, True, f"statistics API: {_describe(exc)}", rows)
-        before, self._prev_stats = self._prev_stats, stats
-        if before is None:
-            return Sample(cur.t, True, None, rows)
-        times = {n: batch_time_delta(before.get(n), stats[n]) for n in names if n in stats}
-        batches = {n: {size: count for size, (count, _) in t.items()} for n, t in times.items()}
-        return Sample(cur.t, True, None, rows, batches, times)
+        if source == STATISTICS:  # model_row names /metrics for a model it does not find
+            for row in rows.values():
+                if row.get("error"):
+                    row["error"] = row["error"].replace("/metrics", "the statistics API")
+        return rows
 
     def _row(self, sample: Sample, model: str) -> dict:
         row = sample.rows.get(model)
         if row is None:
-            reason = sample.error if not sample.up else f"model {model!r} is not in /metrics (not loaded?)"
+            where = "the statistics API" if sample.source == STATISTICS else "/metrics"
+            reason = sample.error if not sample.up else f"model {model!r} is not in {where} (not loaded?)"
             return empty_row(sample.t, sample.up, reason)
         reasons = row["fail_by_reason"]
         return dict(row, fail_by_reason=dict(reasons) if reasons is not None else None)

@@ -55,7 +55,11 @@ def _run(scenario, full: bool, out: Path | None) -> int:
                     print(f"  {line}", flush=True)
                 printed[0] = len(p.log)
 
-            result = run_scenario(lab, scenario, full=full, progress=progress)
+            try:
+                result = run_scenario(lab, scenario, full=full, progress=progress)
+            except ValueError as exc:  # the server lacks the models it needs: said, not a traceback
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
         finally:
             lab.close()
     for check in result.checks:

@@ -55,6 +55,18 @@ class Scenario:
     judge: Callable[[dict[str, Figures]], list[Check]]
     source: str = ""  # where the claim comes from (chapter or guide)
 
+    def needs(self) -> frozenset[str]:
+        """Return the models it drives: its model and every model its phases send traffic to (the lab's own)."""
+        models = {self.model}
+        for phase in self.phases(False):
+            traffic = phase.traffic
+            models |= set(traffic.targets()) if isinstance(traffic, LoadSpec) else {traffic.model}
+        return frozenset(models)
+
+    def missing(self, ready: set[str] | frozenset[str]) -> list[str]:
+        """Return the models it needs that are not among `ready` (the server's READY models), sorted."""
+        return sorted(self.needs() - set(ready))
+
 
 @dataclass(frozen=True)
 class Figures:

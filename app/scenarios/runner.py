@@ -57,6 +57,11 @@ class ScenarioResult:
 def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,
                  cancel: threading.Event | None = None) -> ScenarioResult:
     """Run every phase of a scenario, judge it, store it; restore the starting config. Blocks."""
+    missing = scenario.missing({m.name for m in lab.status().models if m.state == "READY"})
+    if missing:
+        raise ValueError(f"{scenario.title!r} needs the lab's own model{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(missing)}, which this server does not serve: run it on the lab's models "
+                         "(the page's 'Run on the lab's models', or `python -m app.scenarios run` without TRITON_URL)")
     phases = scenario.phases(full)
     started = time.monotonic()
     base_text = lab.config.current_text(scenario.model)

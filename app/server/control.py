@@ -35,6 +35,14 @@ class ControlTimeout(ControlError):
     """No answer within the time limit (or the connection dropped): the operation may still run on the server."""
 
 
+class ControlDisabled(ControlError):
+    """The server refuses the load API: it runs with --model-control-mode none or poll (Triton says "polling")."""
+
+
+# Triton's answer to a load or unload in modes none and poll alike (2.51; gRPC status UNAVAILABLE, HTTP 400).
+DISABLED_TEXT = "not allowed if polling is enabled"
+
+
 @dataclass(frozen=True)
 class Transport:
     """Which API carries model control, and why."""
@@ -79,12 +87,28 @@ class ModelControl:
             return Transport("http", "gRPC not configured")
         try:
             with self._grpc_client() as client:
-                if client.is_server_live(client_timeout=PROBE_TIMEOUT_S):
-                    return Transport("grpc", f"gRPC {self.endpoint.grpc_url}")
+                if not client.is_server_live(client_timeout=PROBE_TIMEOUT_S):
+                    return Transport("http", f"gRPC {self.endpoint.grpc_url} says the server is not live")
+                if not self._same_server(client):
+                    return Transport("http", f"gRPC {self.endpoint.grpc_url} answers for another server (its models "
+                                             "differ from the HTTP endpoint's): set TRITON_GRPC_URL to this server's "
+                                             "gRPC address; loads go over HTTP meanwhile")
+                return Transport("grpc", f"gRPC {self.endpoint.grpc_url}")
         except Exception as exc:  # noqa: BLE001 - any failure means: use HTTP, and say why
             return Transport("http", f"gRPC {self.endpoint.grpc_url} did not answer ({_short(exc)}); "
                                      "loads over HTTP can stall HTTP inference while they run")
-        return Transport("http", f"gRPC {self.endpoint.grpc_url} says the server is not live")
+
+    def _same_server(self, client) -> bool:
+        """Return True when the gRPC endpoint lists the same model folders as the HTTP one: a guessed port must not
+        send a load to another server (names only: a state may change between the two answers)."""
+        grpc_index = client.get_model_repository_index(as_json=True, client_timeout=PROBE_TIMEOUT_S)
+        http = triton_http.InferenceServerClient(self.endpoint.host_port, network_timeout=PROBE_TIMEOUT_S,
+                                                 ssl=self.endpoint.http_url.startswith("https"))
+        try:
+            http_index = http.get_model_repository_index()
+        finally:
+            http.close()
+        return {m.get("name") for m in grpc_index.get("models", [])} == {m.get("name") for m in http_index}
 
     def _grpc_client(self) -> triton_grpc.InferenceServerClient:
         return triton_grpc.InferenceServerClient(_grpc_target(self.endpoint.grpc_url))
@@ -94,6 +118,7 @@ class ModelControl:
             with self._grpc_client() as client:
                 call(client)
         except InferenceServerException as exc:
+            _raise_disabled(exc)
             if any(code in str(exc.status() or "") for code in _NO_ANSWER):
                 raise ControlTimeout(f"no answer within {timeout_s:g} s ({_short(exc)})") from exc
             raise ControlError(exc.message() or str(exc)) from exc
@@ -104,11 +129,22 @@ class ModelControl:
         try:
             call(client)
         except InferenceServerException as exc:
+            _raise_disabled(exc)
             raise ControlError(exc.message() or str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - a time-out or a dropped connection: the load may still run
             raise ControlTimeout(f"no answer within {timeout_s:g} s ({_short(exc)})") from exc
         finally:
             client.close()
+
+
+def _raise_disabled(exc: InferenceServerException) -> None:
+    """Raise ControlDisabled when the server's answer says its load API is off (gRPC calls it UNAVAILABLE: it is
+    a refusal, not a time-out)."""
+    text = exc.message() or str(exc)
+    if DISABLED_TEXT in text:
+        raise ControlDisabled(
+            f"the server refuses to load models ({_short(exc)}): it runs with --model-control-mode=none "
+            "(Triton's default) or poll; restart it with --model-control-mode=explicit") from exc
 
 
 def _grpc_target(url: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.embedded import endpoint_at, wait_ready
+from app.server.embedded import MODEL_FAULTS_SHOWN, endpoint_at, wait_ready
 from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError
 from app.server.ports import choose_ports
@@ -120,7 +120,7 @@ def server_args(opts: DockerOptions, ports: tuple[int, int, int], repo_in_contai
         "--metrics-config=summary_latencies=true",
         "--metrics-interval-ms=1000",
         "--exit-timeout-secs=5",
-        "--strict-readiness=true",
+        *MODEL_FAULTS_SHOWN,
         *opts.extra_args,
     ]
 

@@ -31,7 +31,9 @@ def remote_endpoint(environ: dict | None = None) -> Endpoint | None:
     parsed = urlparse(url)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         raise ValueError(f"TRITON_URL must look like http://HOST:PORT, got {url!r}")
-    host = parsed.hostname
-    grpc = env.get("TRITON_GRPC_URL", f"{host}:8001")
-    metrics = env.get("TRITON_METRICS_URL", f"{parsed.scheme}://{host}:8002/metrics")
+    host, port = parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80)
+    # Triton's defaults are three ports in a row (8000, 8001, 8002): gRPC and metrics follow the HTTP port
+    # unless named (ModelControl checks that the gRPC port answers for the same server before it uses it).
+    grpc = env.get("TRITON_GRPC_URL") or f"{host}:{port + 1}"
+    metrics = env.get("TRITON_METRICS_URL") or f"{parsed.scheme}://{host}:{port + 2}/metrics"
     return Endpoint(url, grpc, metrics)

@@ -1,4 +1,4 @@
-"""What a model repository folder holds."""
+"""What a model repository folder holds: Triton's rule for what a model is."""
 from __future__ import annotations
 
 import re
@@ -11,9 +11,22 @@ class ModelNameError(ValueError):
     """A model name is malformed or not in the repository."""
 
 
+def is_model_folder(path: Path) -> bool:
+    """Return True for a folder Triton serves as a model: a config.pbtxt, or a numeric version subfolder (the config
+    is then auto-completed by the backend)."""
+    if not path.is_dir() or not _NAME.match(path.name):
+        return False
+    if (path / "config.pbtxt").is_file():
+        return True
+    return any(child.is_dir() and child.name.isdigit() for child in path.iterdir())
+
+
 def model_names(repo: Path) -> list[str]:
-    """Return the models (folders with a config.pbtxt) in a repository, sorted."""
-    return sorted(p.parent.name for p in Path(repo).glob("*/config.pbtxt") if _NAME.match(p.parent.name))
+    """Return the models of a repository (folders with a config.pbtxt or a numeric version folder), sorted."""
+    repo = Path(repo)
+    if not repo.is_dir():
+        return []
+    return sorted(p.name for p in repo.iterdir() if is_model_folder(p))
 
 
 def model_dir(repo: Path, name: str) -> Path:
@@ -21,6 +34,6 @@ def model_dir(repo: Path, name: str) -> Path:
     if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
         raise ModelNameError(f"model name {name!r} is not valid: use letters, digits, '_', '.', '-' and no '/'")
     path = Path(repo).resolve() / name
-    if not (path / "config.pbtxt").is_file():
+    if not is_model_folder(path):
         raise ModelNameError(f"model {name!r} is not in the repository {repo}")
     return path

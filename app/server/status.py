@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.server.endpoint import Endpoint
 
@@ -14,8 +14,18 @@ class ModelState:
 
     name: str
     version: str
-    state: str
+    state: str  # READY, UNAVAILABLE, LOADING, UNLOADING; "" for a folder not loaded (explicit mode)
     reason: str = ""
+
+    @property
+    def ready(self) -> bool:
+        """Return True when the model serves."""
+        return self.state == "READY"
+
+    @property
+    def shown_state(self) -> str:
+        """Return the state as a person reads it."""
+        return self.state or "not loaded"
 
 
 @dataclass(frozen=True)
@@ -28,6 +38,10 @@ class ServerStatus:
     models: tuple[ModelState, ...] = field(default=())
     error: str | None = None
 
+    def by_attention(self) -> tuple[ModelState, ...]:
+        """Return the models that do not serve first (by name), then the READY ones (by name)."""
+        return tuple(sorted(self.models, key=lambda m: (m.ready, m.name, m.version)))
+
 
 def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
     """Return the server's status; a dead or restarting server gives up=False with the reason."""
@@ -38,7 +52,7 @@ def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
     except (OSError, ValueError) as exc:
         return ServerStatus(up=False, error=f"{endpoint.http_url} is not answering: {exc}")
     models = tuple(
-        ModelState(m["name"], str(m.get("version", "")), m.get("state", "UNKNOWN"), m.get("reason", ""))
+        ModelState(m["name"], str(m.get("version", "")), m.get("state", ""), m.get("reason", ""))
         for m in index
     )
     return ServerStatus(up=True, ready=ready, version=meta.get("version", ""), models=models)
@@ -56,3 +70,24 @@ def _ok(url: str, timeout_s: float) -> bool:
             return resp.status == 200
     except OSError:
         return False
+
+
+def with_log_reasons(status: ServerStatus, log_text: str) -> ServerStatus:
+    """Return status with a reason for each model the index lists without a state: Triton keeps a model whose
+    config it could not even read out of its lifecycle, and says why only in its log ("Poll failed for model
+    directory 'M': ...")."""
+    if not any(not m.state and not m.reason for m in status.models):
+        return status
+    reasons: dict[str, str] = {}
+    for line in log_text.splitlines():
+        for marker in ("Poll failed for model directory '", "failed to load '"):
+            at = line.find(marker)
+            if at < 0:
+                continue
+            name, _, rest = line[at + len(marker):].partition("'")
+            reasons[name] = rest.lstrip(": ").rstrip('"').replace("\\n", " ").strip() or reasons.get(name, "")
+    if not reasons:
+        return status
+    models = tuple(replace(m, reason=f"{reasons[m.name]} (from the server log)") if not m.state and not m.reason
+                   and reasons.get(m.name) else m for m in status.models)
+    return replace(status, models=models)

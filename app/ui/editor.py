@@ -4,7 +4,6 @@ from __future__ import annotations
 import streamlit as st
 
 from app.config.errors import ConfigError, ConfigParseError
-from app.config.model_config import parse_config
 from app.config.validate import problems
 
 
@@ -20,6 +19,9 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
         return
     with box:
         show_outcome(f"{key}:raw:result")
+        if lab.config.file_text(model) is None and lab.config.repo is not None:
+            st.caption(f"`{model}` has no config.pbtxt: below is the config Triton auto-completed and serves. "
+                       "Applying an edit writes it as the model's config.pbtxt.")
         edited = st.text_area("config.pbtxt", value=text, height=360, key=f"{key}:{model}:raw:{version}",
                               help="The whole file. Apply validates it, checks the contract, reloads the model, "
                                    "checks it serves, and only then writes the file.")
@@ -29,17 +31,16 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
             st.caption("No change yet.")
             return
         try:
-            config = parse_config(edited, source="the edited config")
+            config, diff, changes = lab.config.text_preview(model, edited)
         except ConfigParseError as exc:
             where = f"line {exc.line}, column {exc.column}: " if exc.line else ""
             st.error(f"Syntax error — {where}{exc}")
             return
-        if not config.name:
-            config.name = model
+        except ConfigError as exc:
+            st.error(str(exc))
+            return
         try:
             found = problems(config, lab.config.caps())
-            diff = lab.config.preview_diff(model, config)
-            changes = lab.config.contract_preview(model, config)
         except ConfigError as exc:
             st.error(str(exc))
             return
@@ -50,8 +51,10 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
         if changes:
             st.warning("This changes the model's contract with its clients:\n\n" + "\n".join(f"- {c}" for c in changes))
             confirm = st.checkbox("I accept the contract change", key=f"{key}:{model}:raw:confirm:{version}")
-        if st.button("Apply the edited config", type="primary", disabled=bool(found) or not diff or (bool(changes) and not confirm),
-                     key=f"{key}:{model}:raw:apply"):
-            run_apply(f"{key}:raw:result", lambda ok: lab.apply(model, config, "raw config edit", base=version,
-                                                                confirm_contract=ok or confirm))
+        cannot = lab.config.apply_blocked()
+        if st.button("Apply the edited config", type="primary",
+                     disabled=bool(found) or not diff or (bool(changes) and not confirm) or bool(cannot),
+                     key=f"{key}:{model}:raw:apply", help=cannot):
+            run_apply(f"{key}:raw:result", lambda ok: lab.apply_text(model, edited, "raw config edit", base=version,
+                                                                     confirm_contract=ok or confirm))
             show_outcome(f"{key}:raw:result")

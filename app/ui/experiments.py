@@ -14,6 +14,7 @@ from app.experiments import charts, export, report
 from app.experiments.ab import ABPlan, ABResult, Arm, load_trials
 from app.experiments.compare import compare
 from app.experiments.confidence import UNCLEAR
+from app.experiments.driving import Start
 from app.experiments.model_analyzer import ma_config_yaml
 from app.experiments.space import CONCURRENCY, RATE, SearchSpace
 from app.experiments.store import DONE, RUNNING
@@ -183,7 +184,7 @@ def _sweep_actions(lab: Lab, study, space: SearchSpace, points, best) -> None:
         if st.button(f"Apply the recommended config ({best.choice.label})", key="exp:apply_best", type="primary",
                      disabled=lab.jobs.running):
             try:
-                result = lab.apply(space.model, best.choice.config(parse_config(study.base_config)),
+                result = lab.apply(space.model, best.choice.config(parse_config(Start.of(study).served)),
                                    f"sweep {study.id}: recommended {best.choice.label}", confirm_contract=True)
             except ConfigError as exc:
                 st.error(clean(str(exc)))

@@ -30,19 +30,20 @@ def server_gpus() -> int:
 
 
 def instances(s: ModelSettings, key: str) -> ModelSettings:
-    """Instance count and kind; the simulated device's costs for gpu_sim."""
+    """Instance count and kind (as Triton serves them); the simulated device's costs for gpu_sim."""
     group = s.instance_groups[0] if s.instance_groups else InstanceGroup()
-    count = st.slider("Instances (instance_group.count)", 1, max(MAX_INSTANCES, group.count), group.count, key=f"{key}:count")
-    kinds = [Kind.CPU.value, Kind.GPU.value]
-    kind = st.radio("Kind", kinds, index=kinds.index(group.kind.value) if group.kind.value in kinds else 0,
-                    horizontal=True, key=f"{key}:kind", help="KIND_GPU needs a GPU server (compose.yaml)")
+    count = st.slider("Instances (instance_group.count)", 1, max(MAX_INSTANCES, group.count), max(group.count, 1),
+                      key=f"{key}:count")
+    kinds = _options([Kind.CPU.value, Kind.GPU.value], group.kind.value)
+    kind = st.radio("Kind", kinds, index=kinds.index(group.kind.value), horizontal=True, key=f"{key}:kind",
+                    help="KIND_GPU needs a GPU server (compose.yaml)")
     gpus = group.gpus if kind == Kind.GPU.value else ()
     available = server_gpus()
     if kind == Kind.GPU.value and available:
         gpus = tuple(st.multiselect("GPUs (instance_group.gpus; none: every GPU)", list(range(available)),
                                     default=[g for g in group.gpus if g < available], key=f"{key}:gpus"))
-    groups = (replace(group, count=count, kind=Kind(kind), gpus=gpus), *s.instance_groups[1:])
-    out = replace(s, instance_groups=groups)
+    moved = replace(group, count=count, kind=Kind(kind), gpus=gpus)
+    out = s if moved == group else replace(s, instance_groups=(moved, *s.instance_groups[1:]))
     params = dict(s.parameters)
     if any(p in params for p in COST_PARAMS):
         with st.expander("Simulated device (labelled cost model)"):
@@ -55,22 +56,40 @@ def instances(s: ModelSettings, key: str) -> ModelSettings:
 
 
 def dynamic(s: ModelSettings, key: str) -> ModelSettings:
-    """Dynamic batching: on/off, max_batch_size, preferred sizes, delay, ordering."""
+    """Dynamic batching: on/off, max_batch_size, preferred sizes, delay, ordering (values as Triton serves them)."""
     dyn = s.dynamic_batching
-    on = st.toggle("Dynamic batching", value=dyn is not None, key=f"{key}:on")
-    mbs = st.select_slider("max_batch_size", options=SIZES, value=_nearest(s.max_batch_size, SIZES), key=f"{key}:mbs")
+    if s.sequence_batching is not None:
+        st.info("This model uses sequence batching (it keeps state per sequence): the dynamic batcher would mix "
+                "its sequences. Tune it on the Sequence batching page.")
+        return s
+    mbs = st.select_slider("max_batch_size", options=_options(SIZES + (0,), s.max_batch_size), value=s.max_batch_size,
+                           key=f"{key}:mbs", format_func=lambda v: "0 (no batching)" if v == 0 else str(v))
+    if (s.max_batch_size > 0) != (mbs > 0):
+        st.warning("This changes the model's contract: with max_batch_size > 0 every request carries a leading "
+                   "batch dimension ([rows, ...dims]); with 0 it does not. Clients built for one fail on the other "
+                   "— Apply asks you to confirm, and the lab's own traffic is rebuilt for the new shape.")
     out = replace(s, max_batch_size=mbs)
+    if mbs == 0:
+        if dyn is not None:
+            st.caption("Without a batch dimension there is nothing to batch: Apply turns dynamic batching off.")
+        elif s.max_batch_size == 0:
+            st.caption("This model takes no batch dimension (max_batch_size 0), so Triton cannot batch its "
+                       "requests. Raise max_batch_size to let the dynamic batcher form batches.")
+        return replace(out, dynamic_batching=None)
+    on = st.toggle("Dynamic batching", value=dyn is not None, key=f"{key}:on")
     if not on:
         return replace(out, dynamic_batching=None)
     dyn = dyn or DynamicBatching()
-    delay = st.select_slider("max_queue_delay_microseconds", options=DELAYS_US,
-                             value=_nearest(dyn.max_queue_delay_microseconds, DELAYS_US), key=f"{key}:delay")
-    preferred = st.multiselect("preferred_batch_size", options=SIZES, default=[b for b in dyn.preferred_batch_sizes if b in SIZES],
+    delay = st.select_slider("max_queue_delay_microseconds", options=_options(DELAYS_US, dyn.max_queue_delay_microseconds),
+                             value=dyn.max_queue_delay_microseconds, key=f"{key}:delay")
+    sizes = _options(SIZES, *dyn.preferred_batch_sizes)
+    preferred = st.multiselect("preferred_batch_size", options=sizes, default=list(dyn.preferred_batch_sizes),
                                key=f"{key}:pref")
     ordering = st.checkbox("preserve_ordering", value=dyn.preserve_ordering, key=f"{key}:order")
-    dyn = replace(dyn, max_queue_delay_microseconds=delay, preferred_batch_sizes=tuple(sorted(preferred)),
-                  preserve_ordering=ordering)
-    return replace(out, dynamic_batching=dyn, sequence_batching=None)
+    moved = replace(dyn, max_queue_delay_microseconds=delay, preserve_ordering=ordering,
+                    preferred_batch_sizes=tuple(sorted(preferred)) if sorted(preferred) != sorted(dyn.preferred_batch_sizes)
+                    else dyn.preferred_batch_sizes)
+    return replace(out, dynamic_batching=moved, sequence_batching=None)
 
 
 def sequence(s: ModelSettings, key: str) -> ModelSettings:
@@ -78,27 +97,38 @@ def sequence(s: ModelSettings, key: str) -> ModelSettings:
     modes = ["sequence batching", "dynamic batching (wrong for a stateful model)"]
     mode = st.radio("Scheduler", modes, index=0 if s.sequence_batching or not s.dynamic_batching else 1, key=f"{key}:mode")
     if mode != modes[0]:
-        return replace(s, sequence_batching=None, dynamic_batching=s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500))
+        if s.dynamic_batching is not None:
+            return s
+        return replace(s, sequence_batching=None, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=500))
     seq = s.sequence_batching or SequenceBatching(max_sequence_idle_microseconds=5_000_000)
     strategies = [Strategy.OLDEST.value, Strategy.DIRECT.value]
     strategy = st.radio("Strategy", strategies, index=strategies.index(seq.strategy.value), horizontal=True, key=f"{key}:strat")
-    idle = st.number_input("max_sequence_idle_microseconds", 0, 600_000_000, seq.max_sequence_idle_microseconds, step=1_000_000,
-                           key=f"{key}:idle")
-    seq = replace(seq, strategy=Strategy(strategy), max_sequence_idle_microseconds=int(idle))
+    idle = st.number_input("max_sequence_idle_microseconds (0 = Triton's 1 s)", 0, 600_000_000,
+                           seq.max_sequence_idle_microseconds, step=1_000_000, key=f"{key}:idle")
+    moved = replace(seq, strategy=Strategy(strategy), max_sequence_idle_microseconds=int(idle))
     if strategy == Strategy.OLDEST.value:
-        cand = st.number_input("max_candidate_sequences", 1, 1024, max(1, seq.max_candidate_sequences), key=f"{key}:cand")
-        delay = st.select_slider("max_queue_delay_microseconds", options=DELAYS_US,
-                                 value=_nearest(seq.max_queue_delay_microseconds, DELAYS_US), key=f"{key}:sdelay")
-        pref = st.multiselect("preferred_batch_size", SIZES, [b for b in seq.preferred_batch_sizes if b in SIZES], key=f"{key}:spref")
-        seq = replace(seq, max_candidate_sequences=int(cand), max_queue_delay_microseconds=delay,
-                      preferred_batch_sizes=tuple(sorted(pref)))
-    else:
-        seq = replace(seq, max_candidate_sequences=0, preferred_batch_sizes=(), max_queue_delay_microseconds=0)
-    return replace(s, sequence_batching=seq, dynamic_batching=None)
+        cand = st.number_input("max_candidate_sequences (0 = Triton's default)", 0, 1024, seq.max_candidate_sequences,
+                               key=f"{key}:cand")
+        delay = st.select_slider("max_queue_delay_microseconds", options=_options(DELAYS_US, seq.max_queue_delay_microseconds),
+                                 value=seq.max_queue_delay_microseconds, key=f"{key}:sdelay")
+        sizes = _options(SIZES, *seq.preferred_batch_sizes)
+        pref = st.multiselect("preferred_batch_size", sizes, list(seq.preferred_batch_sizes), key=f"{key}:spref")
+        moved = replace(moved, max_candidate_sequences=int(cand), max_queue_delay_microseconds=delay,
+                        preferred_batch_sizes=tuple(sorted(pref)) if sorted(pref) != sorted(seq.preferred_batch_sizes)
+                        else seq.preferred_batch_sizes)
+    elif seq.strategy is not Strategy.DIRECT:
+        moved = replace(moved, max_candidate_sequences=0, preferred_batch_sizes=(), max_queue_delay_microseconds=0)
+    if s.sequence_batching is not None and moved == seq:
+        return s
+    return replace(s, sequence_batching=moved, dynamic_batching=None)
 
 
 def priority(s: ModelSettings, key: str) -> ModelSettings:
     """Priority levels and per-level queue policies (timeout action, timeout, queue bound)."""
+    if s.max_batch_size == 0 or s.sequence_batching is not None:
+        st.info("Priority levels and queue policies belong to the dynamic batcher, which needs a batch dimension "
+                "(max_batch_size > 0) and a stateless model: set them up on the Dynamic batching page first.")
+        return s
     dyn = s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500)
     levels = st.number_input("priority_levels (0 = off)", 0, 8, dyn.priority_levels, key=f"{key}:levels")
     default = st.number_input("default_priority_level (1 = highest)", 1, 8,
@@ -115,10 +145,13 @@ def priority(s: ModelSettings, key: str) -> ModelSettings:
                                   key=f"{key}:to{level}")
         qmax = c3.number_input("max_queue_size (0 = ∞)", 0, 100_000, p.max_queue_size, key=f"{key}:q{level}")
         if timeout or qmax or action != TimeoutAction.REJECT.value or level in policies:
-            out_policies.append((level, QueuePolicy(TimeoutAction(action), int(timeout), True, int(qmax))))
-    dyn = replace(dyn, priority_levels=int(levels), default_priority_level=int(default) if levels else 0,
-                  priority_queue_policies=tuple(out_policies) if levels else ())
-    return replace(s, dynamic_batching=dyn, sequence_batching=None)
+            override = p.allow_timeout_override if level in policies else True
+            out_policies.append((level, QueuePolicy(TimeoutAction(action), int(timeout), override, int(qmax))))
+    moved = replace(dyn, priority_levels=int(levels), default_priority_level=int(default) if levels else 0,
+                    priority_queue_policies=tuple(out_policies) if levels else ())
+    if moved == dyn or (s.dynamic_batching is None and not levels):
+        return s
+    return replace(s, dynamic_batching=moved, sequence_batching=None)
 
 
 def keep_text(text: str, value: float) -> str:
@@ -131,5 +164,7 @@ def keep_text(text: str, value: float) -> str:
     return f"{value:g}" if value == int(value) or abs(value) >= 1e-4 else repr(value)
 
 
-def _nearest(value: int, options: tuple[int, ...]) -> int:
-    return min(options, key=lambda o: abs(o - value))
+def _options(choices, *current):
+    """Return the choices plus the values the config holds now, sorted: a widget never snaps a served value to a
+    nearby choice (which would propose a change nobody made)."""
+    return sorted(set(choices) | set(current))

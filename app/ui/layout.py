@@ -49,19 +49,34 @@ def header(title: str, concept: str, expanded: bool = False) -> None:
 
 
 def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | None = None) -> str:
-    """Select box of the loaded models, preferring one."""
-    names = [m.name for m in lab.status().models if m.state == "READY"] or [preferred]  # status() never raises
+    """Select box of every model of the server, each with its state; a model that is not READY can be chosen to
+    see why (Triton's reason) and to fix its config. Prefers `preferred`, else the first READY model."""
+    status = lab.status()  # never raises
+    states = {m.name: m for m in status.models}
+    names = sorted(states) or [preferred]
     if allowed:
         names = [n for n in names if n in allowed] or list(allowed)
-    index = names.index(preferred) if preferred in names else 0
-    model = st.selectbox("Model", names, index=index, key=f"{key}:model")
-    if model == "gpu_sim":
-        st.caption("`gpu_sim` is a **simulated GPU** (labelled cost model); scheduler, queues, batching and metrics are the real server's.")
+    ready = [n for n in names if states.get(n) is not None and states[n].state == "READY"]
+    default = preferred if preferred in ready else (ready[0] if ready else (preferred if preferred in names else names[0]))
+
+    def shown(name: str) -> str:
+        state = states.get(name)
+        return name if state is None or state.state == "READY" else f"{name} — {state.state or 'not loaded'}"
+
+    model = st.selectbox("Model", names, index=names.index(default), key=f"{key}:model", format_func=shown)
+    state = states.get(model)
+    if state is not None and state.state != "READY":
+        why = f": {state.reason}" if state.reason else " (Triton gives no reason; see the server log on Overview)"
+        st.warning(f"`{model}` is {state.state or 'not loaded'}{why}. Its config.pbtxt can still be edited and "
+                   "applied below; traffic to it fails until it loads.")
+    elif model == "gpu_sim":
+        st.caption("`gpu_sim` is a **simulated GPU** (labelled cost model); scheduler, queues, batching and metrics "
+                   "are the real server's.")
     return model
 
 
 def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings, str], ModelSettings]) -> None:
-    """Knobs pre-filled from the model's current config, the diff, Apply and Undo, and the raw editor."""
+    """Knobs pre-filled from the config the model serves, the diff of config.pbtxt, Apply and Undo, the raw editor."""
     allowed = access()
     if not allowed.operate:
         st.info(f"Read-only: {allowed.reason}.")
@@ -69,25 +84,39 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
     try:
         text = lab.config.current_text(model)
         current = lab.config.current(model)
+        old = settings_of(current)
     except ConfigError as exc:
         st.error(str(exc))
         return
     version = config_version(text)  # what an Apply is built from: refused if another one lands first
-    old = settings_of(current)
     new = knobs(old, f"{key}:{model}:{version}")
-    proposed = set_settings(current, new)
-    diff = lab.config.preview_diff(model, proposed)
+    plan = None
+    if new != old:  # nothing moved: nothing to propose (never a diff made of layout or of Triton's defaults)
+        try:
+            proposed = set_settings(current, new)
+            plan = lab.config.plan(model, proposed)
+        except ConfigError as exc:
+            st.error(f"This change cannot be applied: {exc}")
+    diff = plan.diff if plan is not None else ""
     with st.expander("Config diff" + (" (pending change)" if diff else " (no change)"), expanded=bool(diff)):
         st.code(diff or "no change", language="diff")
+        if plan is not None and plan.new_file:
+            st.caption(f"`{model}` has no config.pbtxt (Triton auto-completes its config): this Apply writes a "
+                       "complete one — the config it serves now, with this change.")
+        elif plan is not None and plan.canonical:
+            st.caption("config.pbtxt could not be edited in place: Apply rewrites it in canonical form.")
     blocked = lab.config.undo_blocked(model)
+    cannot = lab.config.apply_blocked()
+    if cannot:
+        st.info(f"Apply is off: {cannot}. Everything else on this page works.")
     c1, c2 = st.columns(2)
-    if c1.button("Apply", type="primary", disabled=not diff, key=f"{key}:apply", width="stretch"):
+    if c1.button("Apply", type="primary", disabled=not diff or bool(cannot), key=f"{key}:apply", width="stretch"):
         run_apply(f"{key}:result", lambda confirm: lab.apply(model, proposed, summarize_change(old, new), base=version,
                                                              confirm_contract=confirm))
-    if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None,
+    if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None or bool(cannot),
                  help=blocked or "bring back the config that served before the last change"):
         run_apply(f"{key}:result", lambda confirm: lab.undo(model))
-    if lab.config.control.transport.name != "grpc":
+    if lab.config.mode == "explicit" and lab.config.control.transport.name != "grpc":
         st.caption(f"Applies reach this server over HTTP ({lab.config.control.transport.why}): Triton runs an HTTP "
                    "load on an HTTP worker thread, so HTTP traffic sharing that worker waits until the load ends.")
     show_outcome(f"{key}:result")
@@ -113,7 +142,7 @@ def run_apply(result_key: str, action: Callable[[bool], object], confirm: bool =
     except Exception as exc:  # noqa: BLE001 - a dead server must not crash the page
         st.session_state[result_key] = ("error", f"Not applied: the server did not answer ({clean(str(exc))}).")
         return
-    st.session_state[result_key] = ("ok", result.message)
+    st.session_state[result_key] = ("ok", result.message, None if result.persisted else (result.model, result.new_text))
     st.rerun()
 
 
@@ -125,6 +154,10 @@ def show_outcome(result_key: str) -> None:
     if outcome[0] != "confirm":
         st.session_state.pop(result_key, None)
         (st.success if outcome[0] == "ok" else st.error)(outcome[1])
+        if outcome[0] == "ok" and len(outcome) > 2 and outcome[2]:  # applied where the lab cannot write the file
+            model, text = outcome[2]
+            st.download_button("Download this config.pbtxt", text, file_name=f"{model}.config.pbtxt",
+                               mime="text/plain", key=f"{result_key}:download", on_click="ignore")
         return
     _, exc, action = outcome
     st.warning("**This changes the model's contract with its clients** — requests built for the old config may "

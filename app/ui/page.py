@@ -6,10 +6,19 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.traffic import TrafficForm
+from app.ui.ensemble import ensemble_panel
 from app.ui.layout import config_panel, header, lab_or_stop, model_picker
 from app.ui.live import live_view
 from app.ui.scenarios import scenario_panel
 from app.ui.traffic import traffic_panel
+
+
+def served_config(lab, model: str):
+    """Return the config the model serves (its inputs shape the traffic form), None when it cannot be read."""
+    try:
+        return lab.config.current(model)
+    except Exception:  # noqa: BLE001 - the picker says why; the form then asks only for a data path
+        return None
 
 
 def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable, preset: TrafficForm,
@@ -19,13 +28,14 @@ def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable
     lab = lab_or_stop()
     header(title, concept)
     model = model_picker(lab, model, key, allowed)
+    ensemble_panel(lab, model, key)
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Configuration")
         config_panel(lab, model, key, knobs)
     with right:
         st.subheader("Traffic")
-        traffic_panel(lab, model, key, preset)
+        traffic_panel(lab, model, key, preset, served_config(lab, model))
     if panel is not None:  # the page's own live panel (correctness, diagnosis) above the charts
         panel(lab, model)
     st.subheader("Live")

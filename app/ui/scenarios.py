@@ -17,22 +17,40 @@ def scenario_panel(lab: Lab, page: str) -> None:
     if not offered:
         return
     st.subheader("Try it: guided scenarios")
+    ready = {m.name for m in lab.status().models if m.state == "READY"}
     for scenario in offered:
         with st.expander(f"{scenario.title} ({scenario.source})"):
             st.markdown(f"**Expected:** {scenario.expect}")
             phases = scenario.phases(False)
+            missing = scenario.missing(ready)
             st.caption("Phases: " + "; ".join(p.name for p in phases) + ". It takes over the traffic and the "
                        "model's config, and serves the starting config again at the end.")
+            if missing:
+                st.info(f"This scenario runs on the lab's own model{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(f'`{m}`' for m in missing)}, which this server does not serve. **Run on the "
+                        "lab's models** starts a second tritonserver beside yours (a private copy of the lab's "
+                        "models, on other ports) and runs it there: your server, models and traffic are untouched. "
+                        "The verdict shows here; its live charts are that server's, not this page's.")
             if can_operate():
                 c1, c2 = st.columns([1, 3])
                 full = c2.checkbox("Full length (slower, steadier)", key=f"scn:{scenario.name}:full")
-                if c1.button("Run", key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
-                    try:
-                        lab.jobs.start_scenario(scenario.name, full)
-                    except RuntimeError as exc:
-                        st.error(str(exc))
+                text = "Run on the lab's models" if missing else "Run"
+                if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
+                    _start(lab, scenario.name, full, bool(missing))
             _progress(lab, scenario.name)
             _last_verdict(lab, scenario)
+
+
+def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
+    try:
+        if elsewhere:
+            with st.spinner("Starting a tritonserver with the lab's own models…"):
+                target = lab.lab_models()
+        else:
+            target = lab
+        lab.jobs.start_scenario(name, full, on=target)
+    except Exception as exc:  # noqa: BLE001 - a server that cannot start is said, not crashed on
+        st.error(f"The scenario could not start: {exc}")
 
 
 @st.fragment(run_every=1.0)

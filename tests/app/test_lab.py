@@ -39,7 +39,8 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
 
 def test_remote_lab_starts_nothing(triton, tmp_path, monkeypatch):
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url})
+    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
+                      "TRITON_GRPC_URL": triton.endpoint.grpc_url})
     try:
         assert not lab.embedded and lab.status().version == "2.51.0"
         assert lab.config.repo is None  # nothing to persist to: applies reload only
@@ -51,7 +52,8 @@ def test_traffic_start_update_and_stop_go_through_the_lab_and_are_marked(triton,
     from loadgen.spec import LoadSpec  # noqa: PLC0415
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url})
+    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
+                      "TRITON_GRPC_URL": triton.endpoint.grpc_url})
     try:
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=30.0))
         lab.update_traffic(concurrency=3)

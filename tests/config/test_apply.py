@@ -34,11 +34,14 @@ def test_apply_reloads_persists_and_records(service, triton, restore_model):
     before = path.read_text()
     new = _with(service.current("gpu_sim"), count=2, delay=1500)
     result = service.apply("gpu_sim", new, note="two instances")
-    assert path.read_text() == result.new_text == format_config(new)
+    assert path.read_text() == result.new_text
+    # only the two values change in the user's text: nothing of Triton's auto-filled config is written into it
+    assert result.new_text == before.replace("count: 1", "count: 2").replace(
+        "max_queue_delay_microseconds: 500", "max_queue_delay_microseconds: 1500")
     assert result.old_text == before and result.persisted
     assert "-  count: 1" in result.diff and "+  count: 2" in result.diff
     assert "+  max_queue_delay_microseconds: 1500" in result.diff
-    assert result.seconds > 0 and "wrote config.pbtxt" in result.message
+    assert result.seconds > 0 and "edited config.pbtxt (only the changed fields" in result.message
     assert instance_groups_of(service.live("gpu_sim"))[0].count == 2
     assert [v.action for v in service.history("gpu_sim")] == [Action.BASELINE, Action.APPLY]
     assert service.history("gpu_sim")[-1].id == result.version_id
@@ -129,7 +132,7 @@ def test_remote_mode_reloads_without_persisting(triton, tmp_path, restore_model)
     path = triton.repo / "gpu_sim" / "config.pbtxt"
     file_before = path.read_bytes()
     result = service.apply("gpu_sim", _with(service.current("gpu_sim"), count=2))
-    assert not result.persisted and "not persisted" in result.message
+    assert not result.persisted and "lasts until the server restarts" in result.message
     assert path.read_bytes() == file_before
     assert instance_groups_of(service.live("gpu_sim"))[0].count == 2
     assert "+  count: 2" in result.diff
@@ -202,13 +205,14 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
 
 def test_a_named_config_is_read_and_written_instead_of_config_pbtxt(triton, history, restore_model):
     """Like `tritonserver --model-config-name=NAME`: configs/NAME.pbtxt wins where it exists."""
-    from app.config import format_config, set_settings, settings_of
+    from app.config import set_settings, settings_of
     from app.knobs import apply_knobs
 
     restore_model("gpu_sim")
     folder = triton.repo / "gpu_sim"
     named = folder / "configs" / "lab_test.pbtxt"
-    named.write_text((folder / "config.pbtxt").read_text())
+    original = (folder / "config.pbtxt").read_text()
+    named.write_text(original)
     default_before = (folder / "config.pbtxt").read_bytes()
     try:
         service = ConfigService(triton.endpoint, triton.repo, history=history, config_name="lab_test")
@@ -218,7 +222,8 @@ def test_a_named_config_is_read_and_written_instead_of_config_pbtxt(triton, hist
         new = set_settings(current, apply_knobs(settings_of(current), {"max_queue_delay_microseconds": 1000}))
         service.apply("gpu_sim", new)
         assert "max_queue_delay_microseconds: 1000" in named.read_text()
-        assert named.read_text() == format_config(service.current("gpu_sim"))
+        assert named.read_text() == original.replace("max_queue_delay_microseconds: 500",
+                                                     "max_queue_delay_microseconds: 1000")
         assert (folder / "config.pbtxt").read_bytes() == default_before
     finally:
         named.unlink()

@@ -23,6 +23,7 @@ class FakeServer:
     def __init__(self) -> None:
         self.capture: str | None = None
         self.stats_error: Exception | None = None
+        self.metrics_error: Exception | None = None
         self.calls: list[str] = []
 
     def fetch(self, url: str) -> str:
@@ -30,6 +31,8 @@ class FakeServer:
         if self.capture is None:
             raise REFUSED
         if url == EP.metrics_url:
+            if self.metrics_error is not None:
+                raise self.metrics_error
             return prom(self.capture)
         if self.stats_error is not None:
             raise self.stats_error
@@ -182,3 +185,60 @@ def test_unreadable_metrics_body_is_a_down_row_naming_the_url():
     poller = MetricsPoller(EP, clock=FakeClock(), fetch=lambda url: "<html>not metrics</html>\n")
     sample = poller.poll_once()
     assert sample.up is False and sample.error.startswith("http://triton:8002/metrics: ValueError")
+
+
+def test_without_metrics_the_statistics_api_stands_in_and_metrics_are_retried_every_so_often():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch, metrics_retry_s=10.0)
+    server.metrics_error = REFUSED
+    first = _poll(poller, server, clock, "s1_after_200", 1000.0)
+    assert first.up and first.source == "statistics API" and "Connection refused" in first.metrics_error
+    second = _poll(poller, server, clock, "s2_after_300", 1002.0)
+    assert second.rows["gpu_sim"]["request_count"] == 100 and second.rows["gpu_sim"]["pending"] is None
+    assert sum(second.batches["gpu_sim"].values()) == second.rows["gpu_sim"]["exec_count"] == 39
+    server.metrics_error, server.calls = None, []
+    _poll(poller, server, clock, "s2_after_300", 1005.0)  # /metrics is back, but not due for a retry
+    assert EP.metrics_url not in server.calls
+    back = _poll(poller, server, clock, "s2_after_300", 1012.0)
+    assert EP.metrics_url in server.calls and back.source == "statistics API"  # no /metrics baseline yet
+    again = _poll(poller, server, clock, "s2_after_300", 1013.0)
+    assert again.source == "metrics" and again.metrics_error is None
+    snap = poller.snapshot("gpu_sim", now=1013.0)
+    assert snap.source == "metrics" and snap.missing == () and snap.source_note is None
+    assert [r["request_count"] for r in snap.timeline] == [None, 100, 0, 0, 0]
+
+
+def test_a_snapshot_says_where_its_figures_come_from_and_what_they_lack():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    assert poller.snapshot("gpu_sim").source is None
+    server.metrics_error = urllib.error.HTTPError(EP.metrics_url, 404, "Not Found", None, None)
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    snap = poller.snapshot("gpu_sim")
+    assert snap.source == "statistics API" and "pending queue" in snap.missing
+    assert snap.source_note.startswith("http://triton:8002/metrics: HTTPError") and snap.error is None
+
+
+def test_when_neither_answers_the_row_is_down_and_metrics_are_tried_at_every_poll():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch, metrics_retry_s=60.0)
+    down = _poll(poller, server, clock, None, 1000.0)
+    assert not down.up and down.source is None and "statistics API" in down.error
+    server.calls = []
+    _poll(poller, server, clock, "s1_after_200", 1001.0)
+    assert server.calls[0] == EP.metrics_url and poller.snapshot("gpu_sim").source == "metrics"
+
+
+def test_the_source_survives_export_and_restore():
+    server, clock = FakeServer(), FakeClock()
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    server.metrics_error = REFUSED
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    _poll(poller, server, clock, "s2_after_300", 1001.0)
+    again = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    assert again.restore(poller.export(0.0)) == 2
+    snap = again.snapshot("gpu_sim", now=1001.0)
+    assert snap.source == "statistics API" and snap.latest["request_count"] == 100
+    old = MetricsPoller(EP, clock=clock, fetch=server.fetch)  # a history saved before sources existed
+    old.restore([{k: v for k, v in d.items() if k not in ("source", "metrics_error")} for d in poller.export(0.0)])
+    assert old.snapshot("gpu_sim", now=1001.0).source == "metrics"

@@ -15,6 +15,7 @@ from app.paths import MODEL_REPOSITORY
 from app.server.docker_server import (LABEL, LOCAL_IMAGE, DockerOptions, DockerServer, DockerUnavailable,
                                       device_requests, local_image_tar, run_kwargs)
 from app.server.errors import ServerStartError
+from app.server.status import fetch_status, with_log_reasons
 from loadgen.spec import LoadSpec
 from tests.helpers import unavailable, wait_until
 
@@ -150,12 +151,25 @@ def test_a_missing_image_that_cannot_be_pulled_is_a_clear_error(client, repo):
 
 
 def test_a_server_that_dies_at_start_shows_its_log_and_leaves_no_container(client, repo):
-    (repo / "gpu_sim" / "config.pbtxt").write_text("name: \"gpu_sim\"\nthis is not a config\n")
-    server = DockerServer(DockerOptions(model_repository=repo, models=("gpu_sim",), ready_timeout_s=60))
+    server = DockerServer(DockerOptions(model_repository=repo, models=("gpu_sim",), ready_timeout_s=60,
+                                        extra_args=("--no-such-flag=1",)))
     with pytest.raises(ServerStartError) as failure:
         server.start()
     print(failure.value)
-    assert "failed to read text proto" in str(failure.value) and "gpu_sim" in str(failure.value)
+    assert "container stopped" in str(failure.value) and "--trace-rate" in str(failure.value)  # its usage text
+    assert _ours(client) == []
+
+
+def test_a_model_that_cannot_load_is_listed_with_its_reason_and_the_container_serves(client, repo):
+    (repo / "gpu_sim" / "config.pbtxt").write_text("name: \"gpu_sim\"\nthis is not a config\n")
+    server = DockerServer(DockerOptions(model_repository=repo, models=("gpu_sim", "mlp"), ready_timeout_s=60))
+    try:
+        endpoint = server.start()
+        states = {m.name: m for m in with_log_reasons(fetch_status(endpoint), server.log_tail(400)).models}
+        assert states["mlp"].state == "READY"
+        assert not states["gpu_sim"].state and "failed to read text proto" in states["gpu_sim"].reason, states
+    finally:
+        server.stop()
     assert _ours(client) == []
 
 

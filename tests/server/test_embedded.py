@@ -13,10 +13,11 @@ import urllib.request
 import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
+from app.server.status import fetch_status, with_log_reasons
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.errors import ServerStartError
 from app.server.ports import choose_ports, is_free
-from app.server.status import fetch_status
+from app.server.status import fetch_status, with_log_reasons
 from tests.helpers import wait_until
 
 
@@ -51,15 +52,31 @@ def test_taken_preferred_port_falls_back_to_a_free_one():
         assert port != taken and is_free(port)
 
 
-def test_broken_model_gives_a_clear_error_with_the_log_and_cleans_up(tmp_path):
+def test_a_broken_model_is_listed_with_its_reason_and_the_others_serve(tmp_path):
+    """A user's repository may hold a model that cannot load: the server still starts, the model is UNAVAILABLE
+    with Triton's reason, the other models serve."""
     repo = tmp_path / "repo"
     shutil.copytree(MODEL_REPOSITORY / "mlp", repo / "mlp")
+    shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
     (repo / "mlp" / "config.pbtxt").write_text('name: "mlp"\nbackend: "python"\nmax_batch_size: -3\n')
     server = EmbeddedServer(ServerOptions(repo, None, None, None, log_dir=tmp_path, ready_timeout_s=60))
+    try:
+        endpoint = server.start()
+        states = {m.name: m for m in with_log_reasons(fetch_status(endpoint), server.log_tail(2000)).models}
+        assert states["gpu_sim"].state == "READY"
+        # Triton lists a config it could not read without a state; its reason is only in the log
+        assert not states["mlp"].state and "must be non-negative" in states["mlp"].reason, states["mlp"]
+    finally:
+        server.stop()
+    assert not server.running()
+
+
+def test_a_server_that_cannot_start_gives_a_clear_error_with_the_log_and_cleans_up(tmp_path):
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("mlp",), log_dir=tmp_path,
+                                          ready_timeout_s=60, extra_args=("--no-such-flag=1",)))
     with pytest.raises(ServerStartError) as err:
         server.start()
-    assert "exited" in str(err.value) or "not ready" in str(err.value)
-    assert "mlp" in str(err.value)  # the log tail names the model that failed
+    assert "exited with code 1" in str(err.value) and "--strict-model-config" in str(err.value)  # the usage text
     assert not server.running()
 
 

@@ -20,6 +20,13 @@ def test_triton_url_names_http_grpc_and_metrics():
     assert ep.host_port == "gpu-host:8000"
 
 
+def test_grpc_and_metrics_follow_the_http_port_unless_named():
+    ep = remote_endpoint({"TRITON_URL": "http://h:9000"})
+    assert (ep.grpc_url, ep.metrics_url) == ("h:9001", "http://h:9002/metrics")
+    ep = remote_endpoint({"TRITON_URL": "http://h:9000", "TRITON_GRPC_URL": "g:7001"})
+    assert ep.grpc_url == "g:7001"
+
+
 def test_metrics_url_can_be_overridden_for_prometheus():
     ep = remote_endpoint({"TRITON_URL": "http://h:9000/", "TRITON_METRICS_URL": "http://h:9002/metrics"})
     assert ep.http_url == "http://h:9000" and ep.metrics_url == "http://h:9002/metrics"

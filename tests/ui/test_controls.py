@@ -199,7 +199,9 @@ def test_raw_editor_applies_through_the_same_checked_path(ui_env, triton, restor
     ok(at.button(key="dynamic:gpu_sim:raw:apply").click().run())
     assert any("reloaded gpu_sim" in t and "checked: READY" in t for t in texts(at.success)), texts(at.success)
     assert "max_queue_delay_microseconds: 1500" in file_text(triton, "gpu_sim")
-    assert widget(at.select_slider, "max_queue_delay_microseconds").value == 1000  # knobs redrawn (nearest option)
+    # knobs redrawn with the served value itself (a nearby option would be a change nobody made)
+    assert widget(at.select_slider, "max_queue_delay_microseconds").value == 1500
+    assert [e.label for e in at.expander if e.label.startswith("Config diff")] == ["Config diff (no change)"]
 
 
 def test_raw_editor_asks_to_confirm_a_contract_change(ui_env, triton, restore_model):

@@ -13,8 +13,7 @@ class TritonPythonModel:
             auto_complete_model_config.add_input({"name": "INPUT", "data_type": "TYPE_FP32", "dims": [4]})
         if "OUTPUT" not in have_out:
             auto_complete_model_config.add_output({"name": "OUTPUT", "data_type": "TYPE_FP32", "dims": [4]})
-        if config["max_batch_size"] == 0:
-            auto_complete_model_config.set_max_batch_size(8)
+        auto_complete_model_config.set_max_batch_size(8)  # refuses a config that asks for more
         auto_complete_model_config.set_dynamic_batching()
         return auto_complete_model_config
 
