@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Set up .venv from requirements.txt (only when it changed), then run the dashboard or the tests.
+# Set up .venv from the hashed pins (only when they changed), then run the dashboard or the tests.
 #   scripts/lab.sh app    open the dashboard on the embedded tritonserver (127.0.0.1)
 #                         (TBL_SERVER=docker: on a Triton container; a Docker daemon is started when none answers)
+#                         .venv gets requirements.txt: the runtime set, no test tools
 #   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
 #                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
+#                         .venv gets requirements.txt and requirements-test.txt
+# Every install is `pip install --require-hashes` with the pip that requirements.txt pins, itself installed by
+# hash first: what runs is exactly what the lock files name (requirements.in says how they are compiled).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
 
 setup_venv() {
+  # $1: app (the runtime set) or test (the runtime and test sets). The stamp holds a line per installed file
+  # with its sha256: a change to either file reinstalls; `app` after `test` keeps the test tools, unneeded.
+  local files=(requirements.txt) stamp=.venv/.requirements.sha256 want name args=()
+  [ "$1" = test ] && files+=(requirements-test.txt)
   [ -x .venv/bin/python ] || "$PY" -m venv .venv
-  local stamp=.venv/.requirements.sha256 want
-  want=$(sha256sum requirements.txt | cut -d' ' -f1)
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
-    echo "$want" > "$stamp"
-  fi
+  want=$(sha256sum "${files[@]}")
+  stamp_has "$want" "$stamp" && return
+  pinned_pip > .venv/.pip-requirement.txt  # the pinned pip first, by its hash: it installs the rest
+  pip_install -r .venv/.pip-requirement.txt
+  for name in "${files[@]}"; do args+=(-r "$name"); done
+  pip_install "${args[@]}"
+  echo "$want" > "$stamp"
+}
+
+stamp_has() {
+  local line
+  while IFS= read -r line; do grep -qxF -- "$line" "$2" 2>/dev/null || return 1; done <<< "$1"
+}
+
+pip_install() {
+  .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes "$@" </dev/null
+}
+
+pinned_pip() {
+  # requirements.txt's `pip==X \` line and its `--hash=` lines (pip-compile --allow-unsafe writes them)
+  awk '/^pip==/ {p = 1; n++; print; next} p && /^ +--hash=/ {print; next} {p = 0}
+       END {if (!n) {print "requirements.txt pins no pip (pip-compile --allow-unsafe)" > "/dev/stderr"; exit 1}}' \
+    requirements.txt
 }
 
 ensure_test_packages() {
@@ -69,12 +93,12 @@ stop_docker() {
 
 case "${1:-}" in
   app)
-    setup_venv
+    setup_venv app
     [ "${TBL_SERVER:-embedded}" = docker ] && ensure_docker
     .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${@:2}"
     ;;
   test)
-    setup_venv
+    setup_venv test
     ensure_test_packages
     ensure_docker
     .venv/bin/python -m pytest "${@:2}"

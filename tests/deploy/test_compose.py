@@ -14,29 +14,39 @@ import compose
 import pytest
 
 from app.paths import ROOT
+from app.server.control_key import VARIABLE, lock_flags
 from app.server.docker_server import NGC_IMAGE
 from tests.helpers import require_tool, unavailable
 
 BINARY = Path(compose.__file__).parent / "docker-compose"  # the wrapper script always exits 0: call the binary
-TOKEN = "operator-secret-for-the-test"
 DOCKER = "/usr/bin/docker"  # Debian's docker.io (scripts/lab.sh test installs it)
+PORTS = ROOT / "deploy" / "compose.ports.yaml"
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+ENV = {  # what a user's .env holds (compose.yaml's header); the digest is a well-formed stand-in for the test
+    "TBL_OPERATOR_TOKEN": "operator-secret-for-the-test",
+    "TBL_TRITON_CONTROL_KEY": "control-key-for-the-test",
+    "TBL_TRITON_DIGEST": "sha256:" + "0123456789abcdef" * 4,
+}
 
 
-def _compose(*args: str, file: Path = ROOT / "compose.yaml", token: str | None = TOKEN) -> subprocess.CompletedProcess:
-    """Run the real Compose on file with TBL_OPERATOR_TOKEN=token (None: unset, and no .env a user keeps it in)."""
-    env = {k: v for k, v in os.environ.items() if k != "TBL_OPERATOR_TOKEN"}
-    if token is not None:
-        env["TBL_OPERATOR_TOKEN"] = token
-    env_file = [] if token is not None else ["--env-file", os.devnull]
-    return subprocess.run([str(BINARY), *env_file, "-f", str(file), *args], cwd=file.parent, capture_output=True,
-                          text=True, timeout=60, check=False, env=env)
+def _compose(*args: str, files: tuple[Path, ...] = (ROOT / "compose.yaml",),
+             env: dict[str, str] = ENV) -> subprocess.CompletedProcess:
+    """Run the real Compose on files with exactly env's TBL_* variables (never a .env a developer keeps)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TBL_")}
+    named = [arg for f in files for arg in ("-f", str(f))]
+    return subprocess.run([str(BINARY), "--env-file", os.devnull, *named, *args], cwd=files[0].parent,
+                          capture_output=True, text=True, timeout=60, check=False, env={**clean, **env})
+
+
+def _config(*files: Path) -> dict:
+    run = _compose("config", "--format", "json", files=files or (ROOT / "compose.yaml",))
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
 
 
 @pytest.fixture(scope="module")
 def model() -> dict:
-    run = _compose("config", "--format", "json")
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    return _config()
 
 
 def test_compose_yaml_passes_the_real_compose_validation():
@@ -47,16 +57,41 @@ def test_compose_yaml_passes_the_real_compose_validation():
 def test_the_validation_can_fail(tmp_path):
     broken = tmp_path / "compose.yaml"
     broken.write_text("services:\n  triton:\n    image: x\n    portz: [\"127.0.0.1:8000:8000\"]\n")
-    run = _compose("config", "-q", file=broken)
+    run = _compose("config", "-q", files=(broken,))
     assert run.returncode != 0 and "portz" in run.stderr, run.stderr
 
 
-def test_the_dashboard_does_not_start_without_the_operator_token(model):
-    """Published on 127.0.0.1 but listening beyond loopback in its container: without the token it would be
-    read-only for everyone, so the real Compose refuses and names the variable."""
-    run = _compose("config", "-q", token=None)
-    assert run.returncode != 0 and "TBL_OPERATOR_TOKEN" in run.stderr, (run.returncode, run.stderr)
-    assert model["services"]["lab"]["environment"]["TBL_OPERATOR_TOKEN"] == TOKEN
+@pytest.mark.parametrize("variable", sorted(ENV))
+def test_compose_refuses_to_start_without_each_required_variable(model, variable):
+    """Without the operator token the dashboard (listening beyond loopback in its container) would be read-only
+    for everyone; without the control key Triton's model-repository API would be open; without the digest the
+    Triton image would be whatever its tag names today: the real Compose refuses and names the variable."""
+    for missing in ({k: v for k, v in ENV.items() if k != variable}, {**ENV, variable: ""}):
+        run = _compose("config", "-q", env=missing)
+        assert run.returncode != 0 and variable in run.stderr and "in .env" in run.stderr, (run.returncode,
+                                                                                           run.stderr)
+
+
+def test_the_operator_token_reaches_the_dashboard(model):
+    assert model["services"]["lab"]["environment"]["TBL_OPERATOR_TOKEN"] == ENV["TBL_OPERATOR_TOKEN"]
+
+
+def test_triton_locks_its_model_repository_api_with_the_key_the_lab_sends(model):
+    """Load, unload and the repository index need the header x-tbl-control-key over HTTP and gRPC; the lab gets
+    the same value as TRITON_CONTROL_KEY. (The flags' effect on a real server is tested with the embedded one.)"""
+    key = ENV["TBL_TRITON_CONTROL_KEY"]
+    command = model["services"]["triton"]["command"]
+    assert sorted(arg for arg in command if "restricted" in arg) == sorted(lock_flags(key)), command
+    assert "--grpc-restricted-protocol=model-repository:x-tbl-control-key=" + key in command  # spelled out too
+    assert model["services"]["lab"]["environment"][VARIABLE] == key
+
+
+def test_every_image_is_pinned_by_digest_and_never_pulled_by_tag(model):
+    images = {name: (s.get("image"), s.get("pull_policy")) for name, s in model["services"].items() if "build" not in s}
+    assert set(images) == {"triton", "prometheus"}, images
+    assert [name for name, (image, _) in images.items() if not DIGEST.search(image or "")] == [], images
+    assert [name for name, (_, policy) in images.items() if policy not in ("missing", "never")] == [], images
+    assert images["triton"][0] == f"{NGC_IMAGE}@{ENV['TBL_TRITON_DIGEST']}"  # the Docker backend's GPU image
 
 
 @pytest.fixture(scope="module")
@@ -127,10 +162,29 @@ def test_the_lab_image_gets_the_tracked_tree_and_nothing_git_ignores(docker_cli,
     assert copied == kept, f"missing {sorted(kept - copied)[:10]}, extra {sorted(copied - kept)[:10]}"
 
 
-def test_every_published_port_is_on_127_0_0_1(model):
-    published = [(name, p) for name, service in model["services"].items() for p in service.get("ports", [])]
-    assert published, "compose.yaml publishes nothing"
-    assert [(name, p) for name, p in published if p.get("host_ip") != "127.0.0.1"] == []
+def test_only_the_dashboard_is_published_and_on_127_0_0_1(model):
+    """Triton's HTTP, gRPC and metrics ports and Prometheus stay on the compose network."""
+    published = {name: service.get("ports", []) for name, service in model["services"].items()}
+    assert [(p["host_ip"], p["published"], p["target"]) for p in published.pop("lab")] == [("127.0.0.1", "8501", 8501)]
+    assert {name: ports for name, ports in published.items() if ports} == {}
+
+
+def test_the_ports_override_publishes_triton_and_prometheus_on_127_0_0_1_only():
+    both = _config(ROOT / "compose.yaml", PORTS)
+    published = {name: sorted((p["host_ip"], p["target"]) for p in service.get("ports", []))
+                 for name, service in both["services"].items()}
+    assert published == {"lab": [("127.0.0.1", 8501)], "prometheus": [("127.0.0.1", 9090)],
+                         "triton": [("127.0.0.1", 8000), ("127.0.0.1", 8001), ("127.0.0.1", 8002)]}, published
+    assert str(PORTS.relative_to(ROOT)) in (ROOT / "compose.yaml").read_text()  # documented where it is used
+
+
+def test_the_lab_image_installs_the_runtime_set_by_hash_on_a_base_pinned_by_digest():
+    dockerfile = (ROOT / "deploy" / "lab.Dockerfile").read_text()
+    base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1)
+    assert DIGEST.search(base), base
+    installs = [line for line in dockerfile.splitlines() if "pip install" in line]
+    assert len(installs) == 2 and all("--require-hashes" in line for line in installs), installs
+    assert "requirements-test" not in dockerfile and "--upgrade" not in dockerfile
 
 
 def test_the_services_run_what_the_readme_documents(model):
@@ -141,10 +195,12 @@ def test_the_services_run_what_the_readme_documents(model):
     assert documented, "the README's GPU section names no Dockerfile for the dashboard"
     assert lab["dockerfile"] == documented.group(1) and Path(lab["context"]).resolve() == ROOT
     dockerfile = (ROOT / lab["dockerfile"]).read_text()
-    base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1)
+    base = re.search(r"^FROM (\S+)", dockerfile, re.MULTILINE).group(1).split("@")[0]
     assert f"`{base}`" in section, f"the README does not say the dashboard image is built FROM {base}"
     assert "streamlit_app.py" in dockerfile and "requirements.txt" in dockerfile
     triton = model["services"]["triton"]
-    assert triton["image"] == NGC_IMAGE and f"`{NGC_IMAGE}`" in section  # the Docker backend's default GPU image
+    assert f"`{NGC_IMAGE}`" in section  # the Docker backend's default GPU image, pinned by TBL_TRITON_DIGEST
     assert "--model-config-name=gpu" in triton["command"]
-    assert "`TBL_OPERATOR_TOKEN=" in section, "the README's GPU section does not say how to start with the token"
+    missing = [f"`{name}=" for name in sorted(ENV) if f"`{name}=" not in section]
+    assert missing == [], f"the README's GPU section does not say how to set {missing}"
+    assert f"`{PORTS.relative_to(ROOT)}`" in section, "the README does not say how to publish Triton's ports"
