@@ -47,31 +47,33 @@ def test_viewer_mode_is_read_only(ui_env, monkeypatch):
 
 def test_beyond_loopback_only_the_operator_token_may_change_things(ui_env, monkeypatch, caplog):
     import app.ui.access as access  # noqa: PLC0415
+    from app.gate import Request  # noqa: PLC0415
+    from app.guess_limit import TokenExchange  # noqa: PLC0415
 
-    monkeypatch.setattr(access, "bind_address", lambda: "0.0.0.0")
-    monkeypatch.setenv("TBL_OPERATOR_TOKEN", "s3cret")
+    now = [0.0]
+    monkeypatch.setattr(access, "EXCHANGE", TokenExchange(clock=lambda: now[0]))
+    monkeypatch.setattr(access, "request", lambda: Request("192.0.2.7", "192.0.2.7:8501", client="192.0.2.9"))
+    monkeypatch.setenv("TBL_OPERATOR_TOKEN", "s3cret-of-20-chars!!")
     at = open_page("pages/dynamic_batching.py")
     assert "Apply" not in [b.label for b in at.button]
     assert any("enter the operator token" in i.value for i in at.info)
     token = next(t for t in at.sidebar.text_input if t.label == "Operator token")
-    token.set_value("guess").run()
+    token.set_value("a-wrong-guess").run()
     assert "Apply" not in [b.label for b in at.button]
-    assert any("refused operator token" in r.getMessage() for r in caplog.records)
-    token.set_value("s3cret").run()
+    assert any("Refused: wrong operator token" in e.value for e in at.sidebar.error), [e.value for e in at.error]
+    refusals = [r.getMessage() for r in caplog.records if "refused operator token" in r.getMessage()]
+    assert refusals and "from 192.0.2.9" in refusals[-1] and "a-wrong-guess" not in refusals[-1], refusals
+    now[0] += 1.5  # past the wait after one wrong token
+    token = next(t for t in at.sidebar.text_input if t.label == "Operator token")
+    assert token.value == "", "the field keeps the typed token"
+    token.set_value("s3cret-of-20-chars!!").run()
     assert "Apply" in [b.label for b in at.button] and "Start traffic" in [b.label for b in at.button]
+    assert not [t for t in at.sidebar.text_input if t.label == "Operator token"]  # typed once
+    state = at.session_state.to_dict()
+    assert state[access.UNLOCKED_KEY] is True and "s3cret-of-20-chars!!" not in state.values(), state
     monkeypatch.delenv("TBL_OPERATOR_TOKEN")
     at = open_page("pages/dynamic_batching.py")
     assert any("read-only for everyone" in i.value for i in at.info)
-
-
-def test_access_rules():
-    from app.ui.access import decide  # noqa: PLC0415
-
-    assert decide("127.0.0.1", False, None, None).operate
-    assert not decide("127.0.0.1", True, "t", "t").operate  # viewer mode wins
-    assert not decide("0.0.0.0", False, None, None).operate
-    assert not decide("0.0.0.0", False, "t", "x").operate
-    assert decide("0.0.0.0", False, "t", "t").operate
 
 
 def test_demo_page_shows_the_operators_live_lab_with_no_control(lab_with_traffic):
