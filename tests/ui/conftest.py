@@ -24,6 +24,7 @@ def app_environ(triton, state_dir: Path) -> dict[str, str]:
         "TRITON_GRPC_URL": triton.endpoint.grpc_url,
         "TRITON_METRICS_URL": triton.endpoint.metrics_url,
         "TRITON_MODEL_REPOSITORY": str(triton.repo),
+        "TRITON_CONTROL_KEY": triton.endpoint.control_key,
         "TBL_STATE_DIR": str(state_dir),
     }
 
@@ -45,12 +46,9 @@ def ui_env(triton, tmp_path_factory) -> dict[str, str]:
 
 
 def _drop_lab() -> None:
-    from app.ui.state import get_lab  # noqa: PLC0415 - imports streamlit only for UI tests
+    from app import lab_owner  # noqa: PLC0415
 
-    try:
-        get_lab().close()  # cached: returns the Lab the pages used (remote mode: the server keeps running)
-    finally:
-        get_lab.clear()
+    lab_owner.close()  # the Lab the pages used (remote mode: the server keeps running)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from app import lab_owner
 from tests.server.hand_started import explicit_server  # noqa: F401 - fixture
 from tests.third_party import MODELS
 from tests.ui.apptest import ok, open_page, texts, widget
@@ -16,18 +17,16 @@ SERVED = sorted(set(MODELS) - {"onnx_plain"})
 @pytest.fixture(scope="module")
 def third_party_ui(explicit_server, tmp_path_factory):  # noqa: F811 - the fixture imported above
     """Point the dashboard's one Lab at the hand-started server for this module; put the session's back after."""
-    from app.ui.state import get_lab  # noqa: PLC0415
-
     env = {"TRITON_URL": explicit_server.endpoint.http_url, "TRITON_GRPC_URL": explicit_server.endpoint.grpc_url,
            "TRITON_METRICS_URL": explicit_server.endpoint.metrics_url,
            "TRITON_MODEL_REPOSITORY": str(explicit_server.repo),
            "TBL_STATE_DIR": str(tmp_path_factory.mktemp("third-party-ui-state"))}
     saved = {k: os.environ.get(k) for k in [*env, "TBL_VIEWER"]}
-    _drop(get_lab)
+    _drop()
     os.environ.update(env)
     os.environ.pop("TBL_VIEWER", None)
     yield explicit_server
-    _drop(get_lab)
+    _drop()
     for key, value in saved.items():
         if value is None:
             os.environ.pop(key, None)
@@ -35,12 +34,8 @@ def third_party_ui(explicit_server, tmp_path_factory):  # noqa: F811 - the fixtu
             os.environ[key] = value
 
 
-def _drop(get_lab) -> None:
-    try:
-        get_lab().close()
-    except Exception:  # noqa: BLE001 - nothing cached yet, or a lab that could not start
-        pass
-    get_lab.clear()
+def _drop() -> None:
+    lab_owner.close()  # the process's Lab, closed and forgotten (none yet: nothing to do)
 
 
 def on_model(page: str, model: str):
