@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     env = {**os.environ, "TRITON_URL": endpoint.http_url, "TRITON_GRPC_URL": endpoint.grpc_url,
            "TRITON_METRICS_URL": endpoint.metrics_url, "TRITON_MODEL_REPOSITORY": str(tmp / "repo"),
-           "TBL_STATE_DIR": str(tmp / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+           "TBL_STATE_DIR": str(tmp / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+           "TBL_DUMPABLE": "1" if args.profile else "0"}  # py-spy reads the dashboard's memory
     app = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port", str(port),
                             "--server.headless", "true", "--server.fileWatcherType", "none"], cwd=ROOT, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

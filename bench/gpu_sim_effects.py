@@ -47,9 +47,10 @@ def configure(repo: Path, instances: int, batching: bool, delay_us: int = 0, par
     return config
 
 
-def reload(host_port: str, config: mc.ModelConfig) -> None:
-    """Hot-reload gpu_sim with a config override."""
-    http.InferenceServerClient(host_port).load_model(MODEL, config=json_format.MessageToJson(config))
+def reload(endpoint, config: mc.ModelConfig) -> None:
+    """Hot-reload gpu_sim with a config override (with the server's control key)."""
+    http.InferenceServerClient(endpoint.host_port).load_model(MODEL, headers=endpoint.control_headers,
+                                                             config=json_format.MessageToJson(config))
 
 
 def measure(endpoint, spec: LoadSpec) -> dict:
@@ -72,7 +73,7 @@ def effects(endpoint, repo: Path, seconds: float, params: dict) -> dict:
         ("unbatched_8", 8, False, 0, closed(8)), ("batched_1", 1, True, 2000, closed(8)),
         ("light_delay_0", 1, True, 0, light), ("light_delay_10000", 1, True, 10000, light),
     ):
-        reload(endpoint.host_port, configure(repo, instances, batching, delay, params))
+        reload(endpoint, configure(repo, instances, batching, delay, params))
         out[name] = measure(endpoint, spec)
     tp = {k: v["throughput_rps"] for k, v in out.items()}
     return {

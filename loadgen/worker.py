@@ -14,6 +14,7 @@ When its stdin closes (the dashboard is gone), the worker stops its run and exit
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from loadgen.child_env import child_environment
 from loadgen.outcome import Outcome
 from loadgen.records import Record, RecordBus, Subscriber
 from loadgen.run import LoadRun
@@ -114,6 +116,18 @@ class _Events:
                 return
 
 
+def _update_fits(run: LoadRun, cmd: dict) -> bool:
+    """Return whether an update's rate and concurrency fit the run's spec and the table of load bounds; a refused
+    update is logged (stderr) and the run keeps its load."""
+    changes = {k: cmd[k] for k in ("rate", "concurrency") if cmd.get(k) is not None}
+    try:
+        dataclasses.replace(run.spec, **changes)
+    except (ValueError, TypeError) as exc:
+        log.warning("update refused, the run keeps its load: %s", exc)
+        return False
+    return True
+
+
 def worker_main() -> int:
     """Serve runs until stdin closes."""
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -127,13 +141,19 @@ def worker_main() -> int:
         cmd = json.loads(line)
         op, (loop, run) = cmd.get("op"), current
         if op == "start":
-            spec = spec_from_dict(cmd["spec"])
+            try:  # the spec's own rules and the table of load bounds (loadgen.limits): outside them no run starts
+                spec = spec_from_dict(cmd["spec"])
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                events.send({"ev": "end", "elapsed_s": 0.0, "error": f"load refused: {exc}"})
+                return
             loop = asyncio.new_event_loop()
             run = LoadRun(spec, cmd["url"], [events.records], grpc_url=cmd.get("grpc_url"),
                           on_start=lambda t0: events.send({"ev": "started", "t0_epoch": t0}))
             current[:] = [loop, run]
             starts.put((loop, run))
         elif op in ("update", "stop") and loop is not None and not loop.is_closed():
+            if op == "update" and not _update_fits(run, cmd):
+                return
             call = (lambda: run.update(cmd.get("rate"), cmd.get("concurrency"))) if op == "update" else run.stop
             try:
                 loop.call_soon_threadsafe(call)
@@ -145,7 +165,7 @@ def worker_main() -> int:
             if line.strip():
                 try:
                     command(line)
-                except (ValueError, KeyError, TypeError) as exc:
+                except (ValueError, KeyError, TypeError, ArithmeticError) as exc:
                     events.send({"ev": "end", "elapsed_s": 0.0, "error": f"bad command: {exc}"})
         loop, run = current
         if loop is not None and not loop.is_closed():
@@ -293,9 +313,10 @@ class WorkerProcess:
             self._spawn()
 
     def _spawn(self) -> None:
+        # The allowlisted environment, never the dashboard's: the worker needs no secret of the lab's.
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module (found from cwd), no user text
             [self.python, "-m", "loadgen", "worker"], cwd=ROOT, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
+            stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1, env=child_environment(network=True))
         self._proc = proc
         threading.Thread(target=self._read, args=(proc,), name=f"loadgen-worker-{proc.pid}", daemon=True).start()
 

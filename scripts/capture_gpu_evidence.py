@@ -43,15 +43,19 @@ MODELS = ("gpu_sim", "stream_acc", "token_sim", "mlp")
 
 
 class Triton:
-    """The few calls of Triton's HTTP/REST protocol this capture makes (the device has no tritonclient)."""
+    """The few calls of Triton's HTTP/REST protocol this capture makes (the device has no tritonclient); the
+    model-repository ones carry the server's control key (control_headers: the lab's servers are locked)."""
 
-    def __init__(self, http_url: str, metrics_url: str) -> None:
+    def __init__(self, http_url: str, metrics_url: str, control_headers: dict[str, str] | None = None) -> None:
         self.http_url, self.metrics_url = http_url, metrics_url
+        self.control_headers = control_headers or {}
 
     def _call(self, path: str, body: dict | None = None, timeout_s: float = 120.0) -> str:
         data = json.dumps(body).encode() if body is not None else None
+        headers = {**({"Content-Type": "application/json"} if data else {}),
+                   **(self.control_headers if path.startswith("/v2/repository") else {})}
         request = urllib.request.Request(f"{self.http_url}{path}", data=data, method="POST" if data else "GET",
-                                         headers={"Content-Type": "application/json"} if data else {})
+                                         headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=timeout_s) as resp:
                 return resp.read().decode()
@@ -149,7 +153,7 @@ def capture(out: Path, cpu: bool = False, requests_per_step: int = 200) -> int:
             print(f"the server did not start with {summary['configs']}:\n{exc}")
             return 2
         try:
-            triton = Triton(endpoint.http_url, endpoint.metrics_url)
+            triton = Triton(endpoint.http_url, endpoint.metrics_url, endpoint.control_headers)
             configs: dict = {}
             for model in MODELS:
                 try:

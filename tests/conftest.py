@@ -27,6 +27,12 @@ class TritonFixture:
     def url(self) -> str:
         return self.endpoint.http_url
 
+    def lab_env(self, **more: str) -> dict[str, str]:
+        """Return the variables that point a Lab at this server as a remote one (its control key included)."""
+        return {"TRITON_URL": self.url, "TRITON_GRPC_URL": self.endpoint.grpc_url,
+                "TRITON_METRICS_URL": self.endpoint.metrics_url, "TRITON_MODEL_REPOSITORY": str(self.repo),
+                "TRITON_CONTROL_KEY": self.endpoint.control_key or "", **more}
+
     def counts(self) -> dict:
         """Return every model's (requests answered or failed, pending) from /metrics."""
         from app.metrics.scrape import fetch_text, parse_metrics  # noqa: PLC0415
@@ -50,11 +56,11 @@ class TritonFixture:
         pytest.fail(f"the server did not go idle within {timeout_s:.0f} s: {last}")
 
     def restore(self, model: str) -> None:
-        """Put a model's pristine config.pbtxt back and reload it from the file."""
+        """Put a model's pristine config.pbtxt back and reload it from the file (with the server's control key)."""
         import tritonclient.http as http  # noqa: PLC0415
 
         shutil.copyfile(self.pristine / model / "config.pbtxt", self.repo / model / "config.pbtxt")
-        http.InferenceServerClient(self.endpoint.host_port).load_model(model)
+        http.InferenceServerClient(self.endpoint.host_port).load_model(model, headers=self.endpoint.control_headers)
 
 
 @pytest.fixture(scope="session")
@@ -109,8 +115,6 @@ def gpu_sim_lab(triton, restore_model, tmp_path, monkeypatch):
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
     restore_model("gpu_sim")
-    lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_GRPC_URL": triton.endpoint.grpc_url,
-                      "TRITON_MODEL_REPOSITORY": str(triton.repo)})
+    lab = Lab.create(triton.lab_env())
     yield lab
     lab.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.config.errors import ServerQueryError
+from app.server.control_key import LOCKED_FIX, is_locked
 from app.server.endpoint import Endpoint
 from app.server.repository import model_names
 
@@ -59,10 +60,15 @@ def server_gpu_count(endpoint: Endpoint, timeout_s: float = 5.0) -> int:
 
 def served_model_names(endpoint: Endpoint, timeout_s: float = 5.0) -> frozenset[str]:
     """Return the model names in the server's repository index (for a remote server)."""
-    request = urllib.request.Request(f"{endpoint.http_url}/v2/repository/index", data=b"{}", method="POST")
+    request = urllib.request.Request(f"{endpoint.http_url}/v2/repository/index", data=b"{}", method="POST",
+                                     headers=endpoint.control_headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as resp:
             return frozenset(entry["name"] for entry in json.loads(resp.read()))
+    except urllib.error.HTTPError as exc:
+        text = exc.read().decode("utf-8", errors="replace")[:300]
+        fix = f": {LOCKED_FIX}" if is_locked(text) else ""
+        raise ServerQueryError(f"cannot list the models of {endpoint.http_url} ({exc}: {text}){fix}") from exc
     except (urllib.error.URLError, OSError, ValueError, KeyError) as exc:
         raise ServerQueryError(f"cannot list the models of {endpoint.http_url}: {exc}") from exc
 

@@ -36,17 +36,20 @@ class Replica:
 
 
 def fleet_replicas(env: dict | None = None) -> list[Replica]:
-    """Return the fleet's other replicas from TBL_FLEET_FILE or TBL_FLEET (empty: no fleet)."""
+    """Return the fleet's other replicas from TBL_FLEET_FILE or TBL_FLEET (empty: no fleet); each is locked like the
+    lab's server, with TRITON_CONTROL_KEY."""
     env = os.environ if env is None else env
+    key = env.get("TRITON_CONTROL_KEY", "").strip() or None
     if env.get("TBL_FLEET_FILE"):
         data = yaml.safe_load(Path(env["TBL_FLEET_FILE"]).read_text()) or {}
         return [_replica(item.get("http", ""), f"replicas[{i}].http", item.get("name"), item.get("grpc"),
-                         item.get("metrics")) for i, item in enumerate(data.get("replicas") or [])]
-    return [_replica(url, "TBL_FLEET") for url in filter(None, (u.strip() for u in env.get("TBL_FLEET", "").split(",")))]
+                         item.get("metrics"), key) for i, item in enumerate(data.get("replicas") or [])]
+    return [_replica(url, "TBL_FLEET", key=key)
+            for url in filter(None, (u.strip() for u in env.get("TBL_FLEET", "").split(",")))]
 
 
 def _replica(url: str, where: str, name: str | None = None, grpc: str | None = None,
-             metrics: str | None = None) -> Replica:
+             metrics: str | None = None, key: str | None = None) -> Replica:
     """Return a replica; gRPC and metrics default to the two ports after HTTP's (Triton's layout)."""
     http = url.strip().rstrip("/")
     parsed = urlparse(http)
@@ -54,7 +57,7 @@ def _replica(url: str, where: str, name: str | None = None, grpc: str | None = N
         raise ValueError(f"{where} must look like http://HOST:PORT, got {http!r}")
     host, port = parsed.hostname, parsed.port or 8000
     return Replica(_name(name or f"{host}:{port}"),
-                   Endpoint(http, grpc or f"{host}:{port + 1}", metrics or f"http://{host}:{port + 2}/metrics"))
+                   Endpoint(http, grpc or f"{host}:{port + 1}", metrics or f"http://{host}:{port + 2}/metrics", key))
 
 
 def _name(name: str) -> str:

@@ -109,7 +109,8 @@ def look_at(endpoint: Endpoint, model: str) -> Served:
     except (OSError, ValueError, ConfigError) as exc:
         error = _describe(exc)
     try:
-        entries = [e for e in _json(f"{base}/v2/repository/index", b"{}") if e.get("name") == model]
+        entries = [e for e in _json(f"{base}/v2/repository/index", b"{}", endpoint.control_headers)
+                   if e.get("name") == model]
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         return Served(config, "UNKNOWN", "", error or _describe(exc))
     if not entries:
@@ -146,8 +147,9 @@ def _reason(line: str, model: str) -> str:
     return line
 
 
-def _json(url: str, body: bytes | None = None):
-    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
+def _json(url: str, body: bytes | None = None, headers: dict[str, str] | None = None):
+    sent = {**({"Content-Type": "application/json"} if body else {}), **(headers or {})}
+    request = urllib.request.Request(url, data=body, headers=sent)
     try:
         with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as reply:
             return json.loads(reply.read() or b"null")

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY
+from app.server.control_key import HEADER, VARIABLE
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.errors import ServerStartError
 from app.server.repository import model_names
@@ -23,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repo = args.model_repository.resolve()
     models = tuple(m for m in (args.models or "").split(",") if m) or tuple(model_names(repo))
-    server = EmbeddedServer(ServerOptions(repo, args.http_port, args.grpc_port, args.metrics_port, models=models))
+    key = os.environ.get(VARIABLE, "").strip() or None  # a dashboard on TRITON_URL sets the same key
+    server = EmbeddedServer(ServerOptions(repo, args.http_port, args.grpc_port, args.metrics_port, models=models,
+                                          control_key=key))
     try:
         ep = server.start()
     except ServerStartError as exc:
@@ -34,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  gRPC     {ep.grpc_url}")
     print(f"  metrics  {ep.metrics_url}")
     print(f"  log      {server.log_path}")
+    print(f"  load, unload and the repository index need the header {HEADER}: "
+          + (f"the value of {VARIABLE}" if key else f"a random key (set {VARIABLE} before starting to choose it)"))
     print("Ctrl-C to stop.", flush=True)
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

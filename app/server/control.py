@@ -10,6 +10,9 @@ threads, so the HTTP inference path never waits on a load.
 
 When the server has no reachable gRPC endpoint (a remote server that only exposes HTTP), the HTTP API is
 used and `transport` says so, so the page can say that Applies may stall HTTP traffic on that server.
+
+Every call carries the endpoint's control key (app/server/control_key.py): the servers the lab starts refuse
+model-repository calls without it.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import tritonclient.grpc as triton_grpc
 import tritonclient.http as triton_http
 from tritonclient.utils import InferenceServerException
 
+from app.server.control_key import LOCKED_FIX, is_locked
 from app.server.endpoint import Endpoint
 
 # gRPC status codes that mean "no answer", not "the server refused": the load may still be running there.
@@ -37,6 +41,10 @@ class ControlTimeout(ControlError):
 
 class ControlDisabled(ControlError):
     """The server refuses the load API: it runs with --model-control-mode none or poll (Triton says "polling")."""
+
+
+class ControlLocked(ControlError):
+    """The server's model-repository API wants a key the lab did not send (or a different one)."""
 
 
 # Triton's answer to a load or unload in modes none and poll alike (2.51; gRPC status UNAVAILABLE, HTTP 400).
@@ -71,16 +79,21 @@ class ModelControl:
     def load(self, model: str, config_json: str | None = None, timeout_s: float = 45.0) -> None:
         """Load (or reload) a model; block until the server answers or timeout_s passes."""
         if self.transport.name == "grpc":
-            self._grpc(lambda c: c.load_model(model, config=config_json, client_timeout=timeout_s), timeout_s)
+            headers = self.endpoint.grpc_control_headers
+            self._grpc(lambda c: c.load_model(model, headers=headers, config=config_json, client_timeout=timeout_s),
+                       timeout_s)
         else:
-            self._http(lambda c: c.load_model(model, config=config_json), timeout_s)
+            headers = self.endpoint.control_headers
+            self._http(lambda c: c.load_model(model, headers=headers, config=config_json), timeout_s)
 
     def unload(self, model: str, timeout_s: float = 45.0) -> None:
         """Ask the server to unload a model."""
         if self.transport.name == "grpc":
-            self._grpc(lambda c: c.unload_model(model, client_timeout=timeout_s), timeout_s)
+            headers = self.endpoint.grpc_control_headers
+            self._grpc(lambda c: c.unload_model(model, headers=headers, client_timeout=timeout_s), timeout_s)
         else:
-            self._http(lambda c: c.unload_model(model), timeout_s)
+            headers = self.endpoint.control_headers
+            self._http(lambda c: c.unload_model(model, headers=headers), timeout_s)
 
     def _probe(self) -> Transport:
         if not self._prefer_grpc or not self.endpoint.grpc_url:
@@ -95,17 +108,20 @@ class ModelControl:
                                              "gRPC address; loads go over HTTP meanwhile")
                 return Transport("grpc", f"gRPC {self.endpoint.grpc_url}")
         except Exception as exc:  # noqa: BLE001 - any failure means: use HTTP, and say why
+            if isinstance(exc, InferenceServerException) and is_locked(exc.message() or str(exc)):
+                return Transport("http", f"gRPC {self.endpoint.grpc_url} refused its repository index: {LOCKED_FIX}")
             return Transport("http", f"gRPC {self.endpoint.grpc_url} did not answer ({_short(exc)}); "
                                      "loads over HTTP can stall HTTP inference while they run")
 
     def _same_server(self, client) -> bool:
         """Return True when the gRPC endpoint lists the same model folders as the HTTP one: a guessed port must not
         send a load to another server (names only: a state may change between the two answers)."""
-        grpc_index = client.get_model_repository_index(as_json=True, client_timeout=PROBE_TIMEOUT_S)
+        grpc_index = client.get_model_repository_index(headers=self.endpoint.grpc_control_headers, as_json=True,
+                                                       client_timeout=PROBE_TIMEOUT_S)
         http = triton_http.InferenceServerClient(self.endpoint.host_port, network_timeout=PROBE_TIMEOUT_S,
                                                  ssl=self.endpoint.http_url.startswith("https"))
         try:
-            http_index = http.get_model_repository_index()
+            http_index = http.get_model_repository_index(headers=self.endpoint.control_headers)
         finally:
             http.close()
         return {m.get("name") for m in grpc_index.get("models", [])} == {m.get("name") for m in http_index}
@@ -118,7 +134,7 @@ class ModelControl:
             with self._grpc_client() as client:
                 call(client)
         except InferenceServerException as exc:
-            _raise_disabled(exc)
+            _raise_refusal(exc)
             if any(code in str(exc.status() or "") for code in _NO_ANSWER):
                 raise ControlTimeout(f"no answer within {timeout_s:g} s ({_short(exc)})") from exc
             raise ControlError(exc.message() or str(exc)) from exc
@@ -129,7 +145,7 @@ class ModelControl:
         try:
             call(client)
         except InferenceServerException as exc:
-            _raise_disabled(exc)
+            _raise_refusal(exc)
             raise ControlError(exc.message() or str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - a time-out or a dropped connection: the load may still run
             raise ControlTimeout(f"no answer within {timeout_s:g} s ({_short(exc)})") from exc
@@ -137,10 +153,12 @@ class ModelControl:
             client.close()
 
 
-def _raise_disabled(exc: InferenceServerException) -> None:
-    """Raise ControlDisabled when the server's answer says its load API is off (gRPC calls it UNAVAILABLE: it is
-    a refusal, not a time-out)."""
+def _raise_refusal(exc: InferenceServerException) -> None:
+    """Raise ControlLocked when the server wants a key, ControlDisabled when its load API is off (gRPC calls both
+    UNAVAILABLE: they are refusals, not time-outs)."""
     text = exc.message() or str(exc)
+    if is_locked(text):
+        raise ControlLocked(f"{LOCKED_FIX} ({_short(exc)})") from exc
     if DISABLED_TEXT in text:
         raise ControlDisabled(
             f"the server refuses to load models ({_short(exc)}): it runs with --model-control-mode=none "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from app.server.control_key import LOCKED_FIX, is_locked
 from app.server.endpoint import Endpoint
 from app.server.server_process import ServerFlags, listener_pid, read_flags
 
@@ -56,23 +57,26 @@ class ControlMode:
 
 @dataclass(frozen=True)
 class Probe:
-    """What the server answered to an unload of a model that cannot exist: open, refused, other or dead."""
+    """What the server answered to an unload of a model that cannot exist: open, refused, locked, other or dead."""
 
     answer: str
     text: str
 
 
 def probe_load_api(endpoint: Endpoint, timeout_s: float = PROBE_TIMEOUT_S) -> Probe:
-    """Ask to unload a random, absent model: 200 in explicit mode, refused in none/poll, changing nothing."""
+    """Ask to unload a random, absent model: 200 in explicit mode, refused in none/poll, changing nothing; with the
+    endpoint's control key (a locked server checks the key first: without it, "locked" whatever the mode)."""
     name = f"tbl-probe-{uuid.uuid4().hex}"
     request = urllib.request.Request(f"{endpoint.http_url.rstrip('/')}/v2/repository/models/{name}/unload",
-                                     data=b"{}", headers={"Content-Type": "application/json"}, method="POST")
+                                     data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json", **endpoint.control_headers})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as reply:
             return Probe("open", f"HTTP {reply.status}")
     except urllib.error.HTTPError as exc:
         text = _error_text(exc)
-        return Probe("refused" if REFUSAL in text else "other", f"HTTP {exc.code}: {text}")
+        answer = "refused" if REFUSAL in text else "locked" if is_locked(text) else "other"
+        return Probe(answer, f"HTTP {exc.code}: {text}")
     except (OSError, ValueError) as exc:
         return Probe("dead", f"{type(exc).__name__}: {exc}")
 
@@ -86,6 +90,11 @@ def detect(endpoint: Endpoint, repo: Path | None = None, environ=os.environ, *, 
     if probe.answer == "dead":
         return ControlMode(UNKNOWN, f"the load API probe got no answer ({probe.text})",
                            why_not=f"the server at {url} does not answer ({probe.text}): start it, or fix TRITON_URL")
+    if probe.answer == "locked":
+        given = "the key the lab sent was refused" if endpoint.control_key else "the lab sent no key"
+        return ControlMode(UNKNOWN, f"the load API probe answered {probe.text}",
+                           why_not=f"the server at {url} wants a key for its model-repository API and {given}: "
+                                   f"{LOCKED_FIX}")
     if probe.answer == "other":
         return ControlMode(UNKNOWN, f"the load API probe answered {probe.text}",
                            why_not=f"the server at {url} answered the load API with {probe.text[:200]}: the lab "

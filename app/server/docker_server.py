@@ -27,6 +27,7 @@ from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
+from app.server.control_key import lock_flags, process_key
 from app.server.embedded import MODEL_FAULTS_SHOWN, endpoint_at, wait_ready
 from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError
@@ -106,7 +107,8 @@ def device_requests(gpus: str) -> list:
 
 
 def server_args(opts: DockerOptions, ports: tuple[int, int, int], repo_in_container: str, models) -> list[str]:
-    """Return tritonserver's flags: the embedded server's, with the addresses the network mode needs."""
+    """Return tritonserver's flags: the embedded server's (the model-repository API locked by this process's key),
+    with the addresses the network mode needs."""
     address = opts.host if opts.network == "host" else "0.0.0.0"  # noqa: S104 - published on 127.0.0.1 only
     http, grpc, metrics = ports if opts.network == "host" else CONTAINER_PORTS
     return [
@@ -121,6 +123,7 @@ def server_args(opts: DockerOptions, ports: tuple[int, int, int], repo_in_contai
         "--metrics-interval-ms=1000",
         "--exit-timeout-secs=5",
         *MODEL_FAULTS_SHOWN,
+        *lock_flags(process_key()),
         *opts.extra_args,
     ]
 
@@ -138,6 +141,7 @@ def run_kwargs(opts: DockerOptions, ports: tuple[int, int, int], name: str) -> d
         mounts += _outermost([ROOT, repo, backends, Path(sys.prefix), Path(sys.base_prefix), library_dir()])
         kwargs |= {"image": LOCAL_IMAGE, "command": argv,
                    "volumes": {str(p): {"bind": str(p), "mode": "ro"} for p in mounts},
+                   # Named here, never the lab's own: a model's Python code must find no secret of the lab's.
                    "environment": {
                        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
                        "LD_LIBRARY_PATH": f"{library_dir()}:{Path(sys.base_prefix) / 'lib'}",
@@ -226,7 +230,7 @@ class DockerServer:
             self.container = self.client.containers.run(**kwargs)
         except Exception as exc:  # noqa: BLE001 - the daemon's refusal, said plainly
             raise ServerStartError(f"Docker could not start the Triton container: {_short(exc)}") from exc
-        self.endpoint = endpoint_at(opts.host, ports)
+        self.endpoint = endpoint_at(opts.host, ports, process_key())
         self.started_at = time.time()
         _live.add(self)
         try:

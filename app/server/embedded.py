@@ -14,11 +14,13 @@ from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
+from app.server.control_key import lock_flags, process_key
 from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
 from app.server.repository import model_names
+from loadgen.child_env import child_environment
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ServerOptions:
     ready_timeout_s: float = 90.0
     log_dir: Path | None = None
     extra_args: tuple[str, ...] = field(default=())
+    # The model-repository API's key; None: this process's (control_key.process_key). A secret: not in repr.
+    control_key: str | None = field(default=None, repr=False)
 
 
 class EmbeddedServer:
@@ -60,6 +64,7 @@ class EmbeddedServer:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"tritonserver-{http}.log"
         backends = prepare_backends(state_dir() / "backends")
+        key = opts.control_key or process_key()
         argv = [
             str(server_binary()),
             f"--model-repository={repo}",
@@ -73,16 +78,13 @@ class EmbeddedServer:
             "--metrics-interval-ms=1000",
             "--exit-timeout-secs=5",
             *MODEL_FAULTS_SHOWN,
+            *lock_flags(key),  # load, unload and the index only with the key: no other local process reconfigures it
             *opts.extra_args,
         ]
-        env = dict(os.environ)
-        # The stub links the system libpython; it sees the venv's numpy only via PATH.
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        # The copied stub no longer finds the wheel's bundled libraries through its RPATH.
-        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_dir()), env.get("LD_LIBRARY_PATH")]))
         with open(self.log_path, "wb") as log:
-            self.proc = launcher().popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-        self.endpoint = endpoint_at(opts.host, (http, grpc, metrics))
+            self.proc = launcher().popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=server_environment())
+        self.endpoint = endpoint_at(opts.host, (http, grpc, metrics), key)
         self.started_at = time.time()
         _live.add(self)
         try:
@@ -137,10 +139,22 @@ class EmbeddedServer:
         return None
 
 
-def endpoint_at(host: str, ports: tuple[int, int, int]) -> Endpoint:
-    """Return the endpoint of a server on host with its HTTP, gRPC and metrics ports."""
+def endpoint_at(host: str, ports: tuple[int, int, int], control_key: str | None = None) -> Endpoint:
+    """Return the endpoint of a server on host with its HTTP, gRPC and metrics ports (and its control key)."""
     http, grpc, metrics = ports
-    return Endpoint(f"http://{host}:{http}", f"{host}:{grpc}", f"http://{host}:{metrics}/metrics")
+    return Endpoint(f"http://{host}:{http}", f"{host}:{grpc}", f"http://{host}:{metrics}/metrics", control_key)
+
+
+def server_environment(environ=None) -> dict[str, str]:
+    """Return the wheel tritonserver's environment: the allowlist (no secret of the lab's: a model's Python code
+    runs in the server's processes), this interpreter's folder first on PATH, the wheel's libraries first."""
+    env = os.environ if environ is None else environ
+    return child_environment(env, overrides={
+        # The stub links the system libpython; it sees the venv's numpy only via PATH.
+        "PATH": os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")])),
+        # The copied stub no longer finds the wheel's bundled libraries through its RPATH.
+        "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [str(library_dir()), env.get("LD_LIBRARY_PATH")])),
+    })
 
 
 def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],

@@ -10,6 +10,8 @@ import threading
 from concurrent.futures import Future
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+DUMPABLE_ENV = "TBL_DUMPABLE"  # "1": keep the dashboard process readable (py-spy profiling by the same user)
 
 
 def _die_with_parent() -> None:
@@ -17,6 +19,18 @@ def _die_with_parent() -> None:
     # long-lived launcher thread instead of forking from Streamlit's short script threads.
     if sys.platform.startswith("linux"):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def seal_process(environ=None) -> bool:
+    """Make this process non-dumpable: other processes of the same user (a model's Python code run by the server,
+    a load generator) can then no longer read its memory or /proc/<pid>/environ, where the operator token lives.
+    Returns whether it was sealed (Linux only; TBL_DUMPABLE=1 leaves it readable, e.g. for py-spy)."""
+    import os  # noqa: PLC0415
+
+    env = os.environ if environ is None else environ
+    if not sys.platform.startswith("linux") or env.get(DUMPABLE_ENV) == "1":
+        return False
+    return ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 
 class Launcher:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field, replace
 
+from app.server.control_key import LOCKED_FIX, is_locked
 from app.server.endpoint import Endpoint
 
 
@@ -44,11 +46,19 @@ class ServerStatus:
 
 
 def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
-    """Return the server's status; a dead or restarting server gives up=False with the reason."""
+    """Return the server's status; a dead or restarting server gives up=False with the reason; a server whose index
+    wants a key the endpoint lacks is up, without models, its error naming the fix."""
+    meta, ready = {}, False
     try:
         meta = _request(f"{endpoint.http_url}/v2", timeout_s)
-        index = _request(f"{endpoint.http_url}/v2/repository/index", timeout_s, body=b"{}")
         ready = _ok(f"{endpoint.http_url}/v2/health/ready", timeout_s)
+        index = _request(f"{endpoint.http_url}/v2/repository/index", timeout_s, body=b"{}",
+                         headers=endpoint.control_headers)
+    except urllib.error.HTTPError as exc:
+        text = _error_text(exc)
+        if is_locked(text):
+            return ServerStatus(up=True, ready=ready, version=meta.get("version", ""), error=f"{LOCKED_FIX} ({text})")
+        return ServerStatus(up=False, error=f"{endpoint.http_url} is not answering: {exc} {text}".strip())
     except (OSError, ValueError) as exc:
         return ServerStatus(up=False, error=f"{endpoint.http_url} is not answering: {exc}")
     models = tuple(
@@ -58,10 +68,23 @@ def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
     return ServerStatus(up=True, ready=ready, version=meta.get("version", ""), models=models)
 
 
-def _request(url: str, timeout_s: float, body: bytes | None = None):
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"} if body else {})
+def _request(url: str, timeout_s: float, body: bytes | None = None, headers: dict[str, str] | None = None):
+    sent = {**({"Content-Type": "application/json"} if body else {}), **(headers or {})}
+    req = urllib.request.Request(url, data=body, headers=sent)
     with urllib.request.urlopen(req, timeout=timeout_s) as resp:
         return json.loads(resp.read() or b"null")
+
+
+def _error_text(exc: urllib.error.HTTPError) -> str:
+    """Return Triton's error text of a refused request ({"error": ...}), or the body as it is."""
+    try:
+        body = exc.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    try:
+        return str(json.loads(body).get("error", body))[:300]
+    except (ValueError, AttributeError):
+        return body[:300]
 
 
 def _ok(url: str, timeout_s: float) -> bool:

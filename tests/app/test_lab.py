@@ -40,7 +40,7 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
 def test_remote_lab_starts_nothing(triton, tmp_path, monkeypatch):
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
     lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_GRPC_URL": triton.endpoint.grpc_url})
+                      "TRITON_GRPC_URL": triton.endpoint.grpc_url, "TRITON_CONTROL_KEY": triton.endpoint.control_key})
     try:
         assert not lab.embedded and lab.status().version == "2.51.0"
         assert lab.config.repo is None  # nothing to persist to: applies reload only
@@ -53,7 +53,7 @@ def test_traffic_start_update_and_stop_go_through_the_lab_and_are_marked(triton,
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
     lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
-                      "TRITON_GRPC_URL": triton.endpoint.grpc_url})
+                      "TRITON_GRPC_URL": triton.endpoint.grpc_url, "TRITON_CONTROL_KEY": triton.endpoint.control_key})
     try:
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=30.0))
         lab.update_traffic(concurrency=3)
@@ -67,3 +67,41 @@ def test_traffic_start_update_and_stop_go_through_the_lab_and_are_marked(triton,
         assert len(lab.markers.list("gpu_sim")) == 3
     finally:
         lab.close()
+
+
+def test_a_create_that_fails_after_the_server_started_leaves_nothing_running(tmp_path, monkeypatch):
+    """A retry after a failed start must not find the first attempt's server and generator still running."""
+    import shutil  # noqa: PLC0415
+
+    import pytest  # noqa: PLC0415
+
+    import app.lab as lab_module  # noqa: PLC0415
+    from app.paths import MODEL_REPOSITORY  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
+    repo = tmp_path / "repo"
+    shutil.copytree(MODEL_REPOSITORY / "gpu_sim", repo / "gpu_sim")
+    made = {}
+
+    class Recorded(lab_module.LoadController):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made["load"] = self
+
+    real_start = lab_module.EmbeddedServer.start
+
+    def start(server):
+        made["server"] = server
+        return real_start(server)
+
+    def broken(_keeper):
+        raise OSError("the history store cannot be read")
+
+    monkeypatch.setattr(lab_module, "LoadController", Recorded)
+    monkeypatch.setattr(lab_module.EmbeddedServer, "start", start)
+    monkeypatch.setattr(lab_module.TimelineKeeper, "restore", broken)
+    with pytest.raises(OSError, match="history store"):
+        Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+    server, load = made["server"], made["load"]
+    assert not server.running(), "the server of the failed start is still running"
+    assert load.worker.pid is None, "the generator's worker of the failed start is still running"

@@ -36,7 +36,8 @@ def fleet_lab(triton, replica_b, restore_model, tmp_path, monkeypatch):
                                          f"    metrics: {e.metrics_url}\n")
     lab = Lab.create({"TRITON_URL": triton.url, "TRITON_GRPC_URL": triton.endpoint.grpc_url,
                       "TRITON_METRICS_URL": triton.endpoint.metrics_url, "TRITON_MODEL_REPOSITORY": str(triton.repo),
-                      "TBL_FLEET_FILE": str(tmp_path / "fleet.yaml")})
+                      "TBL_FLEET_FILE": str(tmp_path / "fleet.yaml"),
+                      "TRITON_CONTROL_KEY": triton.endpoint.control_key})  # one key for both: one process started them
     yield lab
     lab.close()
 

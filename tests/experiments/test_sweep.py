@@ -66,7 +66,7 @@ SWEEP_CHILD = textwrap.dedent("""
     from app.experiments.space import SearchSpace
     from app.experiments.sweep import run_sweep
     lab = Lab.create({{"TRITON_URL": {url!r}, "TRITON_METRICS_URL": {metrics!r}, "TRITON_GRPC_URL": {grpc!r},
-                      "TRITON_MODEL_REPOSITORY": {repo!r}}})
+                      "TRITON_MODEL_REPOSITORY": {repo!r}, "TRITON_CONTROL_KEY": {key!r}}})
     space = SearchSpace(model="gpu_sim", instances=(1, 2), delays_us=(0,), include_default=False,
                         loads=(1, 2, 4), p99_budget_ms=1000.0, adaptive=False)
     run_sweep(lab, space, label="killed midway")
@@ -76,7 +76,8 @@ SWEEP_CHILD = textwrap.dedent("""
 def test_a_sweep_killed_midway_is_marked_interrupted_and_resumes_without_repeating_points(lab, triton, tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-c", SWEEP_CHILD.format(root=str(ROOT), url=triton.url, metrics=triton.endpoint.metrics_url,
-                                                  grpc=triton.endpoint.grpc_url, repo=str(triton.repo))],
+                                                  grpc=triton.endpoint.grpc_url, repo=str(triton.repo),
+                                                  key=triton.endpoint.control_key)],
         env={**os.environ, "TBL_STATE_DIR": str(tmp_path)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     store = ExperimentStore(tmp_path / "experiments.sqlite")
     try:

@@ -25,7 +25,8 @@ def reload_with(triton, model: str, edit: Callable[[mc.ModelConfig], None]) -> N
     config = mc.ModelConfig()
     text_format.Parse((triton.repo / model / "config.pbtxt").read_text(), config)
     edit(config)
-    http.InferenceServerClient(triton.endpoint.host_port).load_model(model, config=json_format.MessageToJson(config))
+    http.InferenceServerClient(triton.endpoint.host_port).load_model(model, headers=triton.endpoint.control_headers,
+                                                                  config=json_format.MessageToJson(config))
 
 
 def add_bench_model(triton, model: str = "identity") -> None:
@@ -34,14 +35,14 @@ def add_bench_model(triton, model: str = "identity") -> None:
 
     if not (triton.repo / model).exists():
         shutil.copytree(BENCH_MODELS / model, triton.repo / model)
-    http.InferenceServerClient(triton.endpoint.host_port).load_model(model)
+    http.InferenceServerClient(triton.endpoint.host_port).load_model(model, headers=triton.endpoint.control_headers)
 
 
 def remove_bench_model(triton, model: str = "identity") -> None:
     """Unload a bench model and take it out of the session's repository."""
     import tritonclient.http as http  # noqa: PLC0415
 
-    http.InferenceServerClient(triton.endpoint.host_port).unload_model(model)
+    http.InferenceServerClient(triton.endpoint.host_port).unload_model(model, headers=triton.endpoint.control_headers)
     shutil.rmtree(triton.repo / model, ignore_errors=True)
 
 

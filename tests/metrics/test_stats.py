@@ -74,7 +74,7 @@ def test_real_reload_restarts_stats_but_not_metric_counters(triton, restore_mode
     assert before == start + 3
     config = client.get_model_config("gpu_sim")
     config["dynamic_batching"]["max_queue_delay_microseconds"] = 100
-    client.load_model("gpu_sim", config=json.dumps(config))
+    client.load_model("gpu_sim", headers=triton.endpoint.control_headers, config=json.dumps(config))
     body = urllib.request.urlopen(stats_url(triton.url, "gpu_sim"), timeout=5).read().decode()
     assert parse_stats(body)["gpu_sim"].execution_count == 0
     assert inferences() == before

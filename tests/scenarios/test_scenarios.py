@@ -42,6 +42,7 @@ def test_the_cli_lists_them_and_runs_one_headless_with_json(triton, restore_mode
     config = triton.repo / "stream_acc" / "config.pbtxt"
     before = config.read_bytes()
     env = {**os.environ, "TRITON_URL": triton.url, "TRITON_GRPC_URL": triton.endpoint.grpc_url,
+           "TRITON_CONTROL_KEY": triton.endpoint.control_key,
            "TRITON_METRICS_URL": triton.endpoint.metrics_url, "TRITON_MODEL_REPOSITORY": str(triton.repo),
            "TBL_STATE_DIR": str(tmp_path / "state")}
     listed = subprocess.run([sys.executable, "-m", "app.scenarios", "list"], cwd=ROOT, env=env, capture_output=True,

@@ -61,6 +61,19 @@ def test_the_local_image_runs_the_wheel_server_on_the_host_network_bound_to_loop
     assert str(MODEL_REPOSITORY.parent.resolve()) in kw["volumes"]  # the checkout, holding the repository
 
 
+@pytest.mark.parametrize("image", ["local", "nvcr.io/nvidia/tritonserver:24.10-py3"])
+def test_the_container_is_locked_by_the_process_key_and_gets_no_secret(image, monkeypatch):
+    from app.server.control_key import lock_flags, process_key  # noqa: PLC0415
+
+    monkeypatch.setenv("TBL_OPERATOR_TOKEN", "operator-secret")
+    monkeypatch.setenv("TRITON_CONTROL_KEY", "control-secret")
+    kw = run_kwargs(DockerOptions(image=image), (18000, 18001, 18002), "tbl-triton-18000")
+    assert set(lock_flags(process_key())) <= set(kw["command"]), kw["command"]
+    environment = kw.get("environment", {})  # an NGC image: the image's own environment, nothing of the lab's
+    assert not {"operator-secret", "control-secret"} & set(environment.values()), environment
+    assert set(environment) <= {"PATH", "LD_LIBRARY_PATH", "HOME"}, environment
+
+
 def test_a_numpy_the_stub_cannot_serve_stops_the_lab_image_before_docker_is_asked(monkeypatch):
     import app.server.binary as binary  # noqa: PLC0415
 
@@ -174,6 +187,7 @@ def test_a_model_that_cannot_load_is_listed_with_its_reason_and_the_container_se
 
 
 def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, tmp_path, monkeypatch):
+    from app import lab_owner  # noqa: PLC0415
     from app.ui.state import get_lab  # noqa: PLC0415 - the process's one Lab, as the pages get it
     from tests.ui.apptest import metric, ok, open_page, texts, widget  # noqa: PLC0415
 
@@ -182,7 +196,7 @@ def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, 
     monkeypatch.setenv("TBL_SERVER", "docker")
     monkeypatch.setenv("TBL_MODEL_REPOSITORY", str(repo))
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    get_lab.clear()
+    lab_owner.close()  # a Lab an earlier test left (none: nothing to do); the pages build the docker one
     try:
         overview = open_page("pages/overview.py")
         assert metric(overview, "Backend") == "docker" and metric(overview, "Server") == "ready"
@@ -194,6 +208,5 @@ def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, 
         assert any("reloaded gpu_sim" in t for t in texts(page.success))
         assert "max_queue_delay_microseconds: 2000" in (repo / "gpu_sim" / "config.pbtxt").read_text()
     finally:
-        get_lab().close()
-        get_lab.clear()
+        lab_owner.close()
     assert _ours(client) == []

@@ -45,3 +45,29 @@ def test_shipped_models():
 def test_model_names_that_are_paths_or_unknown_are_refused(name):
     with pytest.raises(ModelNameError):
         model_dir(MODEL_REPOSITORY, name)
+
+
+def test_a_remote_servers_control_key_comes_from_triton_control_key():
+    ep = remote_endpoint({"TRITON_URL": "h:8000", "TRITON_CONTROL_KEY": " k3y \n"})
+    assert ep.control_key == "k3y" and ep.control_headers == {"x-tbl-control-key": "k3y"}
+    bare = remote_endpoint({"TRITON_URL": "h:8000", "TRITON_CONTROL_KEY": "  "})
+    assert bare.control_key is None and bare.control_headers == {}
+
+
+def test_the_key_is_never_shown_and_does_not_make_another_server():
+    key = "do-not-print-me"
+    ep = remote_endpoint({"TRITON_URL": "h:8000", "TRITON_CONTROL_KEY": key})
+    assert key not in repr(ep) and key not in str(ep) and key not in f"{ep!r} {[ep]}"
+    assert ep == remote_endpoint({"TRITON_URL": "h:8000"})  # the same addresses: the same server
+
+
+def test_the_process_key_is_one_random_value_and_the_flags_carry_it():
+    from app.server.control_key import lock_flags, process_key  # noqa: PLC0415
+
+    key = process_key()
+    assert key == process_key() and len(key) >= 43, "256 random bits, made once per process"
+    assert lock_flags(key) == (f"--http-restricted-api=model-repository:x-tbl-control-key={key}",
+                               f"--grpc-restricted-protocol=model-repository:x-tbl-control-key={key}")
+    for bad in ("", "a,b", "a:b", "a=b", "a b"):
+        with pytest.raises(ValueError, match="control key"):
+            lock_flags(bad)
