@@ -8,10 +8,12 @@ from google.protobuf import json_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from loadgen.input_data import read_data
+from loadgen.limits import LIMITS as LOAD_LIMITS, Limit, check_request_bytes
 from loadgen.inputs import plan_inputs, sent_shape
 from loadgen.metadata import ModelInfo, info_from_config
 from loadgen.shapes import LengthSpec
 from loadgen.spec import ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
+from loadgen.spec_limits import arrays_bytes, request_bytes
 from loadgen.stats import ALL, BEHIND_S
 
 MIXES = ("one class", "interactive + batch")
@@ -41,15 +43,17 @@ class TrafficForm:
     data: str = ""  # real inputs: a perf_analyzer JSON file or a folder of .npy files; empty: random values
 
 
-LIMITS = {  # field: (lowest, highest, what it is) - a typed value outside is refused, never replaced
-    "concurrency": (1, 256, "concurrency"),
-    "rate": (1.0, 5000.0, "rate (req/s)"),
-    "duration_s": (5.0, 3600.0, "stop after (s)"),
-    "timeout_ms": (10.0, 60000.0, "client timeout (ms)"),
-    "sla_ms": (1.0, 10000.0, "SLA (ms)"),
-    "interactive_share": (0.01, 0.99, "interactive share"),
-    "sequences": (0, 64, "concurrent sequences"),
-    "sequence_length": (2, 100, "mean sequence length"),
+# The form's fields: their bounds in the one table of load bounds (loadgen.limits), with the form's floors (the least
+# value worth starting from the panel) and the panel's words. A typed value outside is refused, never replaced.
+LIMITS: dict[str, Limit] = {
+    "concurrency": LOAD_LIMITS["concurrency"].within(low=1),
+    "rate": LOAD_LIMITS["rate"].within(low=1.0),
+    "duration_s": LOAD_LIMITS["duration_s"].within(low=5.0, what="stop after (s)"),
+    "timeout_ms": LOAD_LIMITS["timeout_ms"].within(low=10.0),
+    "sla_ms": LOAD_LIMITS["sla_ms"].within(low=1.0),
+    "interactive_share": Limit("interactive share", 0.01, 0.99),  # a fraction of the form's two classes
+    "sequences": LOAD_LIMITS["sequences"],
+    "sequence_length": LOAD_LIMITS["sequence_length"].within(low=2, what="mean sequence length"),
 }
 
 
@@ -57,10 +61,7 @@ def problems(form: TrafficForm, config: ModelConfig | None = None) -> list[str]:
     """Return what is wrong with a form, one sentence per field (empty when it can start); with the model's served
     config, its inputs' shapes too."""
     out = _input_problems(form, config) if not form.sequences else []
-    for name, (low, high, what) in LIMITS.items():
-        value = getattr(form, name)
-        if value is None or not low <= value <= high:
-            out.append(f"{what} must be between {low:g} and {high:g}; {value!r} was typed")
+    out += [wrong for name, limit in LIMITS.items() if (wrong := limit.problem(getattr(form, name))) is not None]
     if form.mode not in ("closed", "open"):
         out.append(f"load mode must be closed or open, not {form.mode!r}")
     if form.arrival not in ARRIVALS:
@@ -118,7 +119,9 @@ def _input_problems(form: TrafficForm, config: ModelConfig | None) -> list[str]:
     try:
         tc = TrafficClass(**form_inputs(form))
         if not tc.data:
-            plan_inputs(tc, served(config))
+            info = served(config)
+            nbytes = request_bytes(tc, plan_inputs(tc, info), info.max_batch_size > 0)
+            check_request_bytes(nbytes, f"model {info.name}")
     except ValueError as exc:
         out.append(str(exc).removeprefix("class default: "))
     return out
@@ -154,7 +157,9 @@ def build_spec(form: TrafficForm, config: ModelConfig | None = None) -> LoadSpec
         raise ValueError("; ".join(wrong))
     inputs = form_inputs(form)
     if config is not None and inputs["data"] and not form.sequences:
-        read_data(inputs["data"], served(config))
+        entries = read_data(inputs["data"], served(config))
+        check_request_bytes(max((arrays_bytes(e.arrays.values()) for e in entries), default=0),
+                            f"input data {inputs['data']}")
     retry = RetryPolicy(kind=RetryKind(form.retry), max_attempts=3 if form.retry != "none" else 1)
     if form.sequences > 0:
         seq = SequenceSpec(model=form.model, count=form.sequences, length=LengthSpec(kind="geometric", n=form.sequence_length),

@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from loadgen.limits import LIMITS
 from loadgen.report import format_summary, json_summary
 from loadgen.run import LoadRun
 from loadgen.shapes import ShapeSpec
@@ -23,7 +24,7 @@ def parser() -> argparse.ArgumentParser:
     """Return the argument parser."""
     p = argparse.ArgumentParser(prog="python -m loadgen", description="Load generator for Triton Inference Server")
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a load and print a summary")
+    run = sub.add_parser("run", help="run a load and print a summary", epilog=bounds_text())
     run.add_argument("--url", required=True, help="server HTTP address, e.g. http://127.0.0.1:8000")
     run.add_argument("--grpc-url", help="server gRPC host:port, for decoupled models (default: TRITON_GRPC_URL, or "
                      "the HTTP host's 8001 when HTTP is on 8000)")
@@ -60,6 +61,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print nothing")
     sub.add_parser("worker", help="serve runs over stdin/stdout, JSON lines (the dashboard starts it)")
     return p
+
+
+def bounds_text() -> str:
+    """Return the main load bounds of the one table (loadgen.limits), as the help says them."""
+    keys = ("concurrency", "rate", "duration_s", "max_requests")
+    parts = [f"{LIMITS[k].what} {LIMITS[k].range_text()}" for k in keys]
+    return ("Bounds (loadgen.limits; a value outside, nan or infinity is refused before anything is sent): "
+            + "; ".join(parts) + ".")
 
 
 def spec_from_args(args: argparse.Namespace) -> LoadSpec:
@@ -176,6 +185,6 @@ def main(argv: list[str] | None = None) -> int:
         return worker_main()
     try:
         return run_command(args)
-    except (ValueError, OSError, RuntimeError) as exc:
+    except (ValueError, OSError, RuntimeError, ArithmeticError) as exc:  # ArithmeticError: a whole number of inf
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from loadgen.shapes import LengthSpec, ShapeSpec
+from loadgen.spec_limits import check_spec
 
 
 class Mode(StrEnum):
@@ -195,7 +196,8 @@ class LoadSpec:
 
 
 def validate(spec: LoadSpec) -> None:
-    """Raise ValueError with an actionable message when the spec cannot run."""
+    """Raise ValueError with an actionable message when the spec cannot run: its parts' rules, then every number
+    finite and inside the one table of load bounds (loadgen.limits), named by its path."""
     names = [c.name for c in spec.classes] + [s.name for s in spec.sequences]
     if not names:
         raise ValueError("a load needs at least one traffic class or sequence group")
@@ -213,3 +215,4 @@ def validate(spec: LoadSpec) -> None:
             raise ValueError("duration_s and max_requests must be positive when set")
     if spec.stop_when_all_fail_s is not None and spec.stop_when_all_fail_s <= 0:
         raise ValueError("stop_when_all_fail_s must be positive seconds, or null to keep a run whose requests all fail")
+    check_spec(spec)

@@ -27,7 +27,9 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.metrics.catalog import label as metric_label
+from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
 from app.traffic import BEHIND_MS, BEHIND_SHARE, behind_in
+from loadgen.limits import check, check_finite
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
@@ -63,15 +65,28 @@ class ABPlan:
             raise ValueError("a comparison needs at least two configurations")
         if len({a.name for a in self.arms}) != len(self.arms):
             raise ValueError("give each configuration its own name")
+        check_finite({"trials": self.trials, "trial_s": self.trial_s, "warmup_s": self.warmup_s,
+                      "min_effect": self.min_effect})
         if self.trials < 2:
             raise ValueError("at least two trials: one trial gives no idea of the noise")
-        if self.trial_s < 1 or self.warmup_s < 0:
-            raise ValueError("trials last at least 1 s; the warm-up cannot be negative")
+        check("arms", len(self.arms), "configurations")
+        for name, field in (("trials", "trials"), ("trial_s", "trial_s"), ("trial_warmup_s", "warmup_s"),
+                            ("min_effect", "min_effect")):
+            check(name, getattr(self, field), field)
+        for arm in self.arms:
+            check_label(arm.name, f"the name of configuration {fit(arm.name, 40)!r}", MAX_ARM_CHARS)
+            if (wrong := config_size_problem(arm.config_text)) is not None:
+                raise ValueError(f"{arm.name}: {wrong}")
+        self.load_spec()  # the traffic every trial runs, inside the table of load bounds (loadgen.limits)
         for arm in self.arms:
             parse_config(arm.config_text, source=f"config of {arm.name}")
 
     def load_spec(self) -> LoadSpec:
-        """Return the load every trial runs: the plan's spec, seeded, bounded to warm-up + trial + 1 s."""
+        """Return the load every trial runs: the plan's spec, seeded, bounded to warm-up + trial + 1 s; ValueError
+        when it is outside the table of load bounds."""
+        if not isinstance(self.spec, dict):
+            raise ValueError("the comparison's traffic must be a LoadSpec as a mapping, "
+                             f"not {type(self.spec).__name__}")
         spec = spec_from_dict(self.spec)
         return dataclasses.replace(spec, seed=spec.seed if spec.seed is not None else 1,
                                    duration_s=self.warmup_s + self.trial_s + 1.0, warmup_s=self.warmup_s,
@@ -234,9 +249,10 @@ def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | 
     if study_id is None:
         if plan is None:
             raise ValueError("a new comparison needs a plan")
+        label = check_label(label, "the comparison's label") or fit(" vs ".join(a.name for a in plan.arms))
         start = Start.now(lab, plan.model)
         study_id = store.add_study(Study(
-            "ab", label.strip() or " vs ".join(a.name for a in plan.arms), plan.model,
+            "ab", label, plan.model,
             {"plan": plan.to_dict(), "start": start.to_dict()}, time.time(), base_config=start.text,
             env=environment(lab, plan.model)))
     else:

@@ -14,6 +14,7 @@ from app.config.model_config import ModelConfig
 from app.config.read import settings_of
 from app.config.edits import set_settings
 from app.knobs import apply_knobs
+from loadgen.limits import LIMITS, check, check_finite
 
 CONCURRENCY, RATE = "concurrency", "rate"
 
@@ -168,22 +169,30 @@ class SearchSpace:
 
 
 def validate_space(space: SearchSpace) -> None:
-    """Raise ValueError with an actionable message for a space that cannot run."""
+    """Raise ValueError with an actionable message for a space that cannot run; its loads, SLA and size are held to
+    the one table of load bounds (loadgen.limits), every number finite."""
+    check_finite(space.to_dict())
     if space.load_kind not in (CONCURRENCY, RATE):
         raise ValueError(f"load_kind must be {CONCURRENCY!r} or {RATE!r}, got {space.load_kind!r}")
     if not space.loads or any(v <= 0 for v in space.loads):
         raise ValueError("give at least one load level, each above 0")
-    if space.load_kind == CONCURRENCY and any(v != int(v) or v > 256 for v in space.loads):
-        raise ValueError("concurrency levels are whole numbers from 1 to 256")
-    if space.load_kind == RATE and max(space.loads) > 20000:
-        raise ValueError("rates above 20,000 req/s are beyond one load generator")
+    check("sweep_loads", len(space.loads), "loads (how many)")
+    level = LIMITS["concurrency"].within(low=1) if space.load_kind == CONCURRENCY else LIMITS["rate"]
+    for v in space.loads:
+        level.check(v, "load level")
     if any(v < 1 or v > 64 for v in space.instances):
         raise ValueError("instance counts run from 1 to 64")
     if any(v < 0 or v > 10_000_000 for v in space.delays_us):
         raise ValueError("max_queue_delay runs from 0 to 10,000,000 µs")
     if any(v < 0 for v in space.max_batch_sizes) or any(x < 1 for p in space.preferred for x in p):
         raise ValueError("batch sizes cannot be negative; preferred sizes start at 1")
+    for v in (*space.max_batch_sizes, *(x for p in space.preferred for x in p)):
+        check("batch_size", v, "batch size")
+    for p in space.preferred:
+        check("preferred_sizes", len(p), f"preferred set {list(p)} (how many)")
     if space.p99_budget_ms <= 0:
         raise ValueError("the p99 budget must be above 0 ms")
-    if len(space.choices()) * len(space.loads) > 400:
-        raise ValueError("more than 400 points: narrow the space (each point takes seconds)")
+    check("sla_ms", space.p99_budget_ms, "p99_budget_ms")
+    if space.min_throughput_rps is not None:
+        check("throughput_floor", space.min_throughput_rps, "min_throughput_rps")
+    check("sweep_points", len(space.choices()) * len(space.loads), "configurations × loads")

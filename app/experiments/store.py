@@ -17,6 +17,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from app.text_limits import check_label
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -38,6 +40,7 @@ _RUN_COLUMNS = {
     "reloads": "TEXT NOT NULL DEFAULT '[]'", "outcome": "TEXT NOT NULL DEFAULT '{}'",
 }
 RUNNING, DONE, CANCELLED, INTERRUPTED, FAILED = "running", "done", "cancelled", "interrupted", "failed"
+_KINDS = {"sweep": "sweep", "ab": "comparison", "scenario": "scenario"}  # a study's kind as its label's message says it
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,8 @@ class ExperimentStore:
 
     # --- runs -------------------------------------------------------------------------------------------
     def add(self, exp: Experiment) -> int:
-        """Store an experiment and return its id."""
+        """Store an experiment and return its id; ValueError when its label is longer than MAX_LABEL_CHARS."""
+        check_label(exp.label, "the run's label")
         row = asdict(exp)
         row.pop("id")
         for key in ("spec", "client", "server", "windows", "reloads", "outcome"):
@@ -157,6 +161,7 @@ class ExperimentStore:
         """Give an experiment a new label."""
         if not label.strip():
             raise ValueError("a label cannot be empty")
+        label = check_label(label, "the run's label")
         with self._lock, self._connect() as db:
             db.execute("UPDATE experiments SET label = ? WHERE id = ?", (label.strip(), exp_id))
 
@@ -167,7 +172,9 @@ class ExperimentStore:
 
     # --- studies ----------------------------------------------------------------------------------------
     def add_study(self, study: Study) -> int:
-        """Store a new study (status running, owned by this process) and return its id."""
+        """Store a new study (status running, owned by this process) and return its id; ValueError when its label is
+        longer than MAX_LABEL_CHARS."""
+        check_label(study.label, f"the {_KINDS.get(study.kind, study.kind)}'s label")
         row = asdict(study)
         row.pop("id")
         row["owner"] = row["owner"] or owner_tag()
@@ -202,6 +209,8 @@ class ExperimentStore:
     def update_study(self, study_id: int, *, status: str | None = None, result: dict | None = None,
                      note: str | None = None, label: str | None = None, owner: str | None = None) -> None:
         """Change a study's status (ending it unless running), result, note, label or owner."""
+        if label is not None:
+            label = check_label(label, "the study's label")
         sets, args = [], []
         if status is not None:
             sets += ["status = ?", "ended_at = ?"]

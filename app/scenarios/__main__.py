@@ -36,8 +36,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(scenario, full: bool, out: Path | None) -> int:
     from app.lab import Lab  # noqa: PLC0415 - starting a server is for `run` only
-    from app.scenarios.runner import run_scenario  # noqa: PLC0415
+    from app.scenarios.runner import check_phases, run_scenario  # noqa: PLC0415
 
+    try:  # the phases inside the one table of load bounds (loadgen.limits): refused before a server starts
+        check_phases(scenario.phases(full))
+    except ValueError as exc:
+        print(f"error: {scenario.name}: {exc}", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="tbl-scenario-") as tmp:
         env = dict(os.environ)
         if not env.get("TRITON_URL"):

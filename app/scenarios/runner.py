@@ -19,7 +19,9 @@ from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
 from app.traffic import behind, behind_in, sent_behind
 from app.scenarios.base import Check, Figures, Phase, Scenario
-from loadgen.spec import LoadSpec
+from loadgen.limits import LIMITS
+from loadgen.spec import LoadSpec, validate
+from loadgen.spec_limits import check_stream
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL, slas_of
 from loadgen.stream import StreamRunner, StreamSpec, stream_figures
@@ -57,12 +59,13 @@ class ScenarioResult:
 def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,
                  cancel: threading.Event | None = None) -> ScenarioResult:
     """Run every phase of a scenario, judge it, store it; restore the starting config. Blocks."""
+    phases = scenario.phases(full)
+    check_phases(phases)
     missing = scenario.missing({m.name for m in lab.status().models if m.state == "READY"})
     if missing:
         raise ValueError(f"{scenario.title!r} needs the lab's own model{'s' if len(missing) > 1 else ''} "
                          f"{', '.join(missing)}, which this server does not serve: run it on the lab's models "
                          "(the page's 'Run on the lab's models', or `python -m app.scenarios run` without TRITON_URL)")
-    phases = scenario.phases(full)
     started = time.monotonic()
     base_text = lab.config.current_text(scenario.model)
     study_id = lab.experiments.add_study(Study(
@@ -78,6 +81,25 @@ def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Calla
         "passed": result.passed, "checks": [c.__dict__ for c in checks], "wall_s": result.wall_s})
     runner.report(final=True)
     return result
+
+
+def check_phases(phases: list[Phase]) -> None:
+    """Raise ValueError naming the first phase whose length or traffic is outside the one table of load bounds
+    (loadgen.limits): checked before anything runs, whoever defined the phases."""
+    seconds = LIMITS["trial_s"].within(what="seconds measured per phase")
+    warmup = LIMITS["trial_warmup_s"].within(what="warm-up per phase (s)")
+    for phase in phases:
+        try:
+            seconds.check(phase.seconds, "seconds")
+            warmup.check(phase.warmup_s, "warmup_s")
+            if isinstance(phase.traffic, LoadSpec):
+                validate(phase.traffic)
+            elif isinstance(phase.traffic, StreamSpec):
+                check_stream(phase.traffic)
+            else:
+                raise ValueError(f"traffic must be a LoadSpec or a StreamSpec, got {type(phase.traffic).__name__}")
+        except ValueError as exc:
+            raise ValueError(f"phase {phase.name!r}: {exc}") from None
 
 
 class _Phases(StudyDriver):

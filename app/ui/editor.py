@@ -5,6 +5,7 @@ import streamlit as st
 
 from app.config.errors import ConfigError, ConfigParseError
 from app.config.validate import problems
+from app.text_limits import MAX_CONFIG_CHARS, config_size_problem
 
 
 def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
@@ -22,13 +23,21 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
         if lab.config.file_text(model) is None and lab.config.repo is not None:
             st.caption(f"`{model}` has no config.pbtxt: below is the config Triton auto-completed and serves. "
                        "Applying an edit writes it as the model's config.pbtxt.")
+        if (too_large := config_size_problem(text)) is not None:  # the text area would cut it: edit it elsewhere
+            st.error(f"This editor does not open it: {too_large}.")
+            return
         edited = st.text_area("config.pbtxt", value=text, height=360, key=f"{key}:{model}:raw:{version}",
+                              max_chars=MAX_CONFIG_CHARS,
                               help="The whole file. Apply validates it, checks the contract, reloads the model, "
                                    "checks it serves, and only then writes the file.")
         st.download_button("Download the current config.pbtxt", text, file_name=f"{model}.config.pbtxt",
                            mime="text/plain", key=f"{key}:{model}:download")
         if edited == text:
             st.caption("No change yet.")
+            return
+        if len(edited) >= MAX_CONFIG_CHARS:  # the box cuts a longer paste at its limit: never apply a cut text
+            st.error(f"The text reached the editor's limit of {MAX_CONFIG_CHARS:,} characters (256 KiB), so anything "
+                     "past it was cut off; it is not applied. Edit the file itself.")
             return
         try:
             config, diff, changes = lab.config.text_preview(model, edited)

@@ -23,6 +23,7 @@ from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.ui.access import can_operate
+from app.text_limits import MAX_LABEL_CHARS
 from app.traffic import sent_behind
 from app.ui.text import literal
 from loadgen.spec import LoadSpec, Mode, TrafficClass
@@ -83,19 +84,20 @@ def sweep_form(lab: Lab, models: list[str]) -> None:
         delays = c3.multiselect("max_queue_delay (µs)", list(DELAYS_US), default=[0, 2000])
         c4, c5, c6 = st.columns(3)
         batches = c4.multiselect("max_batch_size (empty: keep)", list(SIZES), default=[])
-        preferred = c5.text_input("Preferred batch sizes (sets separated by ';', e.g. 4,8; 8,16; empty: keep)", "")
+        preferred = c5.text_input("Preferred batch sizes (sets separated by ';', e.g. 4,8; 8,16; empty: keep)", "",
+                                  max_chars=MAX_LABEL_CHARS)
         default = c6.checkbox("Also the config serving now (default)", value=True)
         c7, c8, c9 = st.columns(3)
         kind = c7.radio("Load", [CONCURRENCY, RATE], horizontal=True,
                         format_func=lambda k: "closed loop: concurrency" if k == CONCURRENCY else "open loop: rate (req/s)")
-        loads = c8.text_input("Load levels", "1, 2, 4, 8, 16")
+        loads = c8.text_input("Load levels", "1, 2, 4, 8, 16", max_chars=MAX_LABEL_CHARS)
         budget = c9.number_input("p99 budget (ms)", min_value=0.1, value=40.0, step=5.0)
         c10, c11, c12 = st.columns(3)
         floor = c10.number_input("Minimum throughput (req/s, 0: none)", min_value=0.0, value=0.0, step=50.0)
         adaptive = c11.radio("Search", ["adaptive", "grid"], horizontal=True,
                              help="Adaptive: per configuration, only the loads needed to find its highest load inside "
                                   "the SLA, and configurations that cannot beat the best are dropped. Grid: every point.")
-        name = c12.text_input("Sweep label", placeholder="e.g. instances × delay")
+        name = c12.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
         go = st.form_submit_button("Start sweep", type="primary", disabled=lab.jobs.running)
     if not go:
         return
@@ -257,7 +259,7 @@ def ab_form(lab: Lab, models: list[str]) -> None:
         trials = c5.number_input("Trials", min_value=2, max_value=20, value=4)
         trial_s = c6.number_input("Seconds measured per trial", min_value=1.0, value=5.0, step=1.0)
         warmup = c7.number_input("Warm-up per trial (s)", min_value=0.0, value=1.0, step=0.5)
-        name = c8.text_input("Comparison label", placeholder="e.g. delay 0 vs 2000")
+        name = c8.text_input("Comparison label", placeholder="e.g. delay 0 vs 2000", max_chars=MAX_LABEL_CHARS)
         use_running = st.checkbox("Use the traffic defined on the live pages instead (its classes, shapes, "
                                   "priorities; seeded as above)", value=False, disabled=lab.load.spec is None)
         go = st.form_submit_button("Start comparison", type="primary", disabled=lab.jobs.running)
@@ -343,7 +345,8 @@ def saved_runs(lab: Lab) -> None:
     """Save the current run; list, relabel, delete, export saved runs; show two side by side."""
     if can_operate():
         c1, c2 = st.columns([3, 1])
-        name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances", key="exp:label")
+        name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances",
+                             key="exp:label", max_chars=MAX_LABEL_CHARS)
         if c2.button("Save current run", type="primary", key="exp:save", width="stretch"):
             try:
                 saved = lab.save_experiment(name)
@@ -375,10 +378,15 @@ def saved_runs(lab: Lab) -> None:
     c2.download_button("CSV of its seconds", export.windows_csv([run]), f"run-{pick}.csv", mime="text/csv",
                        key="exp:dl_run_csv")
     if can_operate():
-        new = c3.text_input("New label", key="exp:relabel_text", label_visibility="collapsed", placeholder="new label")
+        new = c3.text_input("New label", key="exp:relabel_text", label_visibility="collapsed", placeholder="new label",
+                            max_chars=MAX_LABEL_CHARS)
         if c3.button("Relabel", key="exp:relabel") and new.strip():
-            lab.experiments.relabel(pick, new)
-            st.rerun()
+            try:
+                lab.experiments.relabel(pick, new)
+            except ValueError as exc:  # a label over MAX_LABEL_CHARS sent around the widget
+                st.error(str(exc))
+            else:
+                st.rerun()
         if c4.button("Delete run", key="exp:delete_run"):
             lab.experiments.delete(pick)
             st.rerun()

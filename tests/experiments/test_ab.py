@@ -1,14 +1,22 @@
 """A/B comparisons on the real server: a clear winner when configs differ, none when they are the same."""
 from __future__ import annotations
 
+import dataclasses
+import threading
+import time
+from pathlib import Path
+
 import pytest
 
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab import ABPlan, Arm, run_ab
 from app.experiments.confidence import BETTER, UNCLEAR
+from app.experiments.driving import Start
 from app.experiments.space import Choice
+from app.experiments.store import CANCELLED, Study
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
+from tests.loadgen.serverkit import model_stats
 
 MODEL = "gpu_sim"
 SPEC = spec_to_dict(LoadSpec(mode=Mode.OPEN, rate=80.0, model=MODEL, seed=11))
@@ -67,3 +75,36 @@ def test_two_identical_configs_give_no_clear_difference(lab):
     assert result.status == "done", result.note
     assert "no clear difference" in result.verdict("B"), result.verdict("B")
     assert not any(m.kind == "apply" for m in lab.markers.list(MODEL)), "the same config was reloaded"
+
+
+def _worker_threads(lab) -> int | None:
+    """Return how many threads the lab's load generator process runs (None when it has none)."""
+    pid = lab.load.worker.pid
+    if pid is None:
+        return None
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Threads:")))
+
+
+def test_a_comparison_at_concurrency_1000_is_refused_before_any_thread_starts(lab, triton):
+    """The review's A/B at concurrency 1,000 ran (1,005 generator threads, no message) where the traffic panel caps
+    256. Now the plan is refused with the table's bound, new or resumed from the store, before the lab stops its
+    traffic, runs a trial, starts a generator thread or sends one request."""
+    too_many = {**spec_to_dict(LoadSpec(mode=Mode.CLOSED, concurrency=8, model=MODEL, seed=11)), "concurrency": 1000}
+    arms = _arms(lab, None, 0)
+    threads, ours = _worker_threads(lab), {t.name for t in threading.enumerate()}
+    served = model_stats(triton, MODEL)["inference_count"]
+    with pytest.raises(ValueError, match=r"concurrency = 1000: concurrency must be between 0 and 256"):
+        ABPlan(MODEL, arms, too_many)
+    definition = {"plan": {"model": MODEL, "arms": [dataclasses.asdict(a) for a in arms], "spec": too_many,
+                           "trials": 4, "trial_s": 5.0, "warmup_s": 1.0, "min_effect": 0.03},
+                  "start": Start.now(lab, MODEL).to_dict()}
+    sid = lab.experiments.add_study(Study("ab", "stored at 1,000", MODEL, definition, time.time(), status=CANCELLED))
+    with pytest.raises(ValueError, match=r"concurrency = 1000"):
+        run_ab(lab, study_id=sid)
+    new = {t.name for t in threading.enumerate()} - ours
+    assert not any(n.startswith(("loadgen", "tbl-")) for n in new), new
+    assert _worker_threads(lab) == threads, (threads, _worker_threads(lab))
+    assert lab.load.spec is None and not lab.load.running
+    assert lab.experiments.list(study_id=sid) == [] and lab.experiments.study(sid).status == CANCELLED
+    assert model_stats(triton, MODEL)["inference_count"] == served
