@@ -60,7 +60,8 @@ class Lab:
     @classmethod
     def create(cls, environ: dict | None = None) -> "Lab":
         """Use TRITON_URL's server when set, else start one: the embedded server, or a Triton container with
-        TBL_SERVER=docker; build and wire every part."""
+        TBL_SERVER=docker; build and wire every part. Settings are checked before anything starts; when a part
+        fails after that, what had started is stopped again (a retry never leaves a second server running)."""
         env = os.environ if environ is None else environ
         endpoint = remote_endpoint(env)
         server = None
@@ -68,6 +69,7 @@ class Lab:
         backend = env.get("TBL_SERVER", "embedded").strip() or "embedded"
         if backend not in ("embedded", "docker"):
             raise ValueError(f"TBL_SERVER must be embedded or docker, got {backend!r}")
+        apply_timeout_s, replicas = _apply_timeout(env), fleet_replicas(env)
         if endpoint is not None:
             repo = Path(env["TRITON_MODEL_REPOSITORY"]) if env.get("TRITON_MODEL_REPOSITORY") else None
             config_name = env.get("TRITON_MODEL_CONFIG_NAME") or None
@@ -79,32 +81,41 @@ class Lab:
             else:
                 server = EmbeddedServer(ServerOptions(model_repository=repo))
             endpoint = server.start()
-        mode = EMBEDDED_MODE if server is not None else detect(endpoint, repo, env)
-        if repo is None and mode.mode == "poll" and mode.repository is not None:
-            repo = mode.repository  # the folder the server polls (read from its command line): Applies write there
-        markers = MarkerLog()
-        metrics = MetricsPoller(endpoint)
-        load = LoadController(endpoint.http_url, held=markers.held, grpc_url=endpoint.grpc_url)
-        load.worker.prestart()  # the generator's process imports while the dashboard starts
-        store = state_dir() / "experiments.sqlite"
-        scope = f"{server.kind}:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
-        keeper = TimelineKeeper(TimelineStore(store, scope), metrics, load, markers)
-        keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
-        metrics.start()
-        keeper.start()
-        config = ConfigService(endpoint, repo, server_log=server.log_tail if server else None, config_name=config_name,
-                               mode=mode.mode, why_not=mode.why_not or "")
-        config.poll_wait = lambda model, check, timeout_s: wait_until_served(
-            config.endpoint, model, check, max(timeout_s, served_timeout_s(mode.poll_s)))
-        lab = cls(endpoint, repo, server=server, markers=markers, metrics=metrics, config=config, load=load,
-                  experiments=ExperimentStore(store), keeper=keeper)
-        lab.control_mode = mode
-        if env.get("TBL_PROMETHEUS_URL"):
-            lab.fleet = PromQLSource(env["TBL_PROMETHEUS_URL"], job=env.get("TBL_PROMETHEUS_JOB") or None)
-        lab.locust_url = env.get("TBL_LOCUST_URL") or None
-        replicas = fleet_replicas(env)
-        if replicas:
-            lab.fleet_apply = FleetApply(lab.config, replicas, markers)
+        started: list = [server] if server is not None else []  # stopped again, newest first, if a later part fails
+        try:
+            mode = EMBEDDED_MODE if server is not None else detect(endpoint, repo, env)
+            if repo is None and mode.mode == "poll" and mode.repository is not None:
+                repo = mode.repository  # the folder the server polls (read from its command line): Applies write there
+            markers = MarkerLog()
+            metrics = MetricsPoller(endpoint)
+            load = LoadController(endpoint.http_url, held=markers.held, grpc_url=endpoint.grpc_url)
+            started.append(load)
+            load.worker.prestart()  # the generator's process imports while the dashboard starts
+            store = state_dir() / "experiments.sqlite"
+            scope = f"{server.kind}:{Path(repo).resolve()}" if server is not None else f"remote:{endpoint.http_url}"
+            keeper = TimelineKeeper(TimelineStore(store, scope), metrics, load, markers)
+            keeper.restore()  # what an earlier dashboard process of this lab saw, before the first poll
+            started.append(metrics)
+            metrics.start()
+            started.append(keeper)
+            keeper.start()
+            config = ConfigService(endpoint, repo, server_log=server.log_tail if server else None,
+                                   config_name=config_name, mode=mode.mode, why_not=mode.why_not or "",
+                                   load_timeout_s=apply_timeout_s)
+            config.poll_wait = lambda model, check, timeout_s: wait_until_served(
+                config.endpoint, model, check, served_timeout_s(mode.poll_s, timeout_s))  # two polls, then the load
+            lab = cls(endpoint, repo, server=server, markers=markers, metrics=metrics, config=config, load=load,
+                      experiments=ExperimentStore(store), keeper=keeper)
+            lab.control_mode = mode
+            if env.get("TBL_PROMETHEUS_URL"):
+                lab.fleet = PromQLSource(env["TBL_PROMETHEUS_URL"], job=env.get("TBL_PROMETHEUS_JOB") or None)
+            lab.locust_url = env.get("TBL_LOCUST_URL") or None
+            if replicas:
+                lab.fleet_apply = FleetApply(lab.config, replicas, markers)
+        except BaseException:
+            for part in reversed(started):
+                _stop_quietly(part)
+            raise
         return lab
 
     @property
@@ -308,6 +319,28 @@ class Lab:
             self.markers.add(model, "traffic", f"traffic not restarted for the new contract: {exc}")
             return
         self.markers.add(model, "traffic", "traffic rebuilt for the new contract: requests now match what it serves")
+
+
+def _stop_quietly(part) -> None:
+    """Stop a part a failed create had started (server, load controller, poller, keeper); never raise over the
+    failure being reported."""
+    stop = getattr(part, "close", None) if isinstance(part, LoadController) else getattr(part, "stop", None)
+    try:
+        stop()
+    except Exception:  # noqa: BLE001 - the original error is the one to report
+        pass
+
+
+def _apply_timeout(env) -> float:
+    """Return how long an Apply waits for the server to serve a config (TBL_APPLY_TIMEOUT_S, default 45 s)."""
+    text = env.get("TBL_APPLY_TIMEOUT_S", "").strip()
+    try:
+        value = float(text) if text else 45.0
+    except ValueError:
+        raise ValueError(f"TBL_APPLY_TIMEOUT_S must be a number of seconds, got {text!r}") from None
+    if not 1.0 <= value <= 3600.0:
+        raise ValueError(f"TBL_APPLY_TIMEOUT_S must be between 1 and 3600 s, got {value:g}")
+    return value
 
 
 def _ports(endpoint: Endpoint) -> dict:

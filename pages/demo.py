@@ -10,6 +10,7 @@ from app.lab import Lab
 from app.ui.layout import lab_or_stop
 from app.ui.live import live_view, p99_text
 from app.ui.live_frame import narration_figures
+from app.ui.text import literal
 from app.ui.traffic import traffic_status
 from app.ui.viewers import register_viewer
 
@@ -17,8 +18,7 @@ lab = lab_or_stop(prompt=False)
 spec = lab.load.spec
 model = spec.model if spec is not None else "gpu_sim"
 st.title("Triton Batching Lab — live")
-st.caption(f"Read-only view of the operator's lab: `{model}` on {lab.endpoint.http_url}. It follows every change "
-           "the operator makes.")
+st.caption(f"Read-only view of the operator's lab: **{literal(model)}**. It follows every change the operator makes.")
 
 
 @st.fragment(run_every=2.0)
@@ -29,7 +29,7 @@ def narration(lab: Lab, model: str) -> None:
     markers = lab.markers.list(model, now - 600)
     if markers:
         m = markers[-1]
-        st.markdown(f"**Latest: #{m.id} {m.text}** at {time.strftime('%H:%M:%S', time.localtime(m.t))}"
+        st.markdown(f"**Latest: #{m.id} {literal(m.text)}** at {time.strftime('%H:%M:%S', time.localtime(m.t))}"
                     + (" — reload under way" if m.band and m.end is None else ""))
     figures = narration_figures(lab, model)  # shared by every viewer in the same second
     try:

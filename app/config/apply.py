@@ -21,6 +21,8 @@ from app.config.errors import (
     ConfigTimeoutError,
     ConfigValidationError,
     ContractChangeError,
+    HistoryError,
+    UnrecordedError,
     ServerQueryError,
     StaleConfigError,
     clean,
@@ -28,6 +30,7 @@ from app.config.errors import (
 from app.config.history import (
     Action,
     ConfigHistory,
+    HistoryProblem,
     Version,
     history_root,
     repository_key,
@@ -51,6 +54,7 @@ from app.server.control import ControlDisabled, ControlError, ControlTimeout, Mo
 from app.server.endpoint import Endpoint
 from app.server.repository import model_dir
 from app.server.status import fetch_status
+from app.text_limits import config_size_problem
 
 
 class ConfigPersistError(ConfigError):
@@ -247,6 +251,8 @@ class ConfigService:
     def text_preview(self, model: str, text: str) -> tuple[ModelConfig, str, list]:
         """Return (what it would serve, the diff, the contract changes) of a whole config.pbtxt text typed in the
         editor."""
+        if (too_large := config_size_problem(text)) is not None:
+            raise ConfigValidationError("config.pbtxt", too_large)
         config = self._named(model, parse_config(text, source="the edited config"))
         old = self.file_text(model)
         old = old if old is not None else ("" if self.repo is not None else format_config(self.live(model)))
@@ -269,6 +275,8 @@ class ConfigService:
     def apply_text(self, model: str, text: str, note: str = "", *, base: str | None = None,
                    confirm_contract: bool = False) -> ApplyResult:
         """Apply a whole config.pbtxt text (the raw editor, a study going back to its start): written as given."""
+        if (too_large := config_size_problem(text)) is not None:
+            raise ConfigValidationError("config.pbtxt", too_large)
         config = self._named(model, parse_config(text, source="the config text"))
         return self._apply(model, config, text, Action.APPLY, base=base, confirm=confirm_contract,
                            effective=self._effective(model, config, text), note=note)
@@ -279,17 +287,19 @@ class ConfigService:
 
     def undo_blocked(self, model: str) -> str | None:
         """Return why Undo cannot run now (None when it can)."""
-        try:
+        try:  # the history skips versions it cannot read and turns disk errors into HistoryError (a ConfigError)
             self.history_store.undo_target(model)
         except ConfigError as exc:
             return str(exc)
-        except (OSError, ValueError) as exc:  # a history file that cannot be read: say so, never break the page
-            return f"the config history of {model!r} cannot be read ({exc})"
         return None
 
     def history(self, model: str) -> list[Version]:
-        """Return the recorded versions of the model's config, oldest first."""
+        """Return the recorded versions of the model's config, oldest first (unreadable ones skipped)."""
         return self.history_store.versions(model)
+
+    def history_problems(self, model: str) -> list[HistoryProblem]:
+        """Return the stored versions of the model's config that were skipped (incomplete or unreadable)."""
+        return self.history_store.problems(model)
 
     def undo(self, model: str) -> ApplyResult:
         """Apply the version before the one serving (repeatable: each undo steps further back)."""
@@ -343,8 +353,12 @@ class ConfigService:
                 persisted = self._persist(model, new_text if new is not None else None)
             if not persisted:  # remote: record what the server serves, so the next baseline matches it
                 new_text = self.current_text(model)
-            version = self.history_store.record(model, new_text, action, persisted=persisted, seconds=seconds,
-                                                no_file=new is None, **note)
+            try:
+                version = self.history_store.record(model, new_text, action, persisted=persisted, seconds=seconds,
+                                                    no_file=new is None, **note)
+            except HistoryError as exc:  # the server serves the change already: say so, not just "not recorded"
+                raise UnrecordedError(f"{model!r} now serves the new config, but {exc}; Undo cannot step back over "
+                                      "this change") from exc
         diff = self._diff(model, old_text if had_file or self.repo is None else "", new_text)
         return ApplyResult(model, old_text, new_text, diff, seconds, version.id, persisted, checked,
                            "poll" if self.mode == "poll" else self.control.transport.name, new_file=new_file,

@@ -98,7 +98,12 @@ class StaleConfigError(ConfigError):
 
 
 class HistoryError(ConfigError, LookupError):
-    """A requested config version does not exist (nothing to undo, unknown version id)."""
+    """A requested config version does not exist (nothing to undo, unknown version id), or the history cannot be
+    read or written."""
+
+
+class UnrecordedError(HistoryError):
+    """The server serves the new config, but the history could not record it (Undo cannot step back over it)."""
 
 
 class ServerQueryError(ConfigError):

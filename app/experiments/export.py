@@ -1,7 +1,9 @@
 """Exports of a study: every measurement window and every point as CSV, a point as a perf_analyzer command.
 
 The CSV columns are metric keys (their unit is in the name: _ms, _rps, _us), client ones per traffic
-class as `client.<class>.<key>`, server ones as `server.<key>`, in the metric catalog's order.
+class as `client.<class>.<key>`, server ones as `server.<key>`, in the metric catalog's order. Text cells that a
+spreadsheet would take for a formula (starting with = + - @, a tab or a CR) get a leading ' so they stay text;
+numbers stay numbers.
 """
 from __future__ import annotations
 
@@ -23,17 +25,24 @@ SERVER_COLUMNS = tuple(m.key for m in SERVER_METRICS)
 INTERVAL_MS = 5000  # perf_analyzer's own default measurement window
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
 def _csv(head: list[str], rows: list[dict]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, head, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+    writer = csv.writer(out)  # lines end in CRLF (RFC 4180), so a CR inside a label is quoted, not a row break
+    writer.writerow([_cell(h) for h in head])  # column names carry traffic class names, which people type
+    writer.writerows([_cell(row.get(k)) for k in head] for row in rows)
     return out.getvalue()
 
 
 def _cell(value):
+    """Return a CSV cell: numbers as they are, nothing for None/inf/nan, text that a spreadsheet would run as a
+    formula (labels and notes people typed) prefixed with ' so it stays text."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
     return value
 
 

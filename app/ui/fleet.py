@@ -10,6 +10,7 @@ import streamlit as st
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.metrics.promql import FLEET, PromQLError, balance
+from app.ui.access import guarded
 
 WINDOW_S = 30
 SHOWN = ("request_rps", "queue_us", "compute_us", "avg_batch", "fail_rps")
@@ -25,11 +26,11 @@ def fleet_panel(lab: Lab, model: str) -> None:
     try:
         figures = lab.fleet.window(model, WINDOW_S)
     except (PromQLError, ValueError) as exc:
-        st.warning(f"The fleet's Prometheus did not answer: {exc}")
+        st.warning(f"The fleet's Prometheus did not answer: {guarded(exc)}")
         return
     replicas = sorted(name for name in figures if name != FLEET)
     if not replicas:
-        st.info(f"No replica exports {model}'s series to {lab.fleet.base_url} yet.")
+        st.info(f"No replica exports {model}'s series to {guarded(lab.fleet.base_url)} yet.")
         return
     rows = [{"replica": name, **{label(k): fmt(k, figures[name].get(k)) for k in SHOWN},
              "pending (avg)": f"{figures[name].get('pending') or 0:.1f}",

@@ -7,14 +7,16 @@ import streamlit as st
 
 from app.config.apply import config_version
 from app.config.edits import set_settings
-from app.config.errors import (ConfigError, ConfigRolledBackError, ContractChangeError, StaleConfigError, clean)
+from app.config.errors import (ConfigError, ConfigRolledBackError, ContractChangeError, StaleConfigError,
+                               UnrecordedError, clean)
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
 from app.knobs import summarize_change
 from app.lab import Lab
 from app.server.errors import ServerStartError
 from app.ui.editor import raw_editor
-from app.ui.access import access, token_prompt
+from app.ui.access import access, can_operate, token_prompt
+from app.ui.text import redacted
 from app.ui.state import get_lab
 
 
@@ -25,7 +27,8 @@ def lab_or_stop(prompt: bool = True) -> Lab:
     try:
         lab = get_lab()
     except (ServerStartError, OSError, ValueError) as exc:
-        st.error(f"The Triton server could not be started or reached.\n\n```\n{exc}\n```")
+        shown = str(exc) if can_operate() else redacted(str(exc))
+        st.error(f"The Triton server could not be started or reached.\n\n```\n{shown}\n```")
         if st.button("Try again"):
             st.rerun()
         st.stop()
@@ -38,7 +41,9 @@ def _server_banner(lab: Lab) -> None:
     """Say that the server does not answer — and stop saying it once it does (it refreshes itself)."""
     status = lab.metrics.snapshot(model=None, window_s=5)
     if not status.up and status.error != "waiting for the first scrape":
-        st.warning(f"Server not answering: {status.error or 'down'} — charts resume when it is back.")
+        error = status.error or "down"
+        st.warning(f"Server not answering: {error if can_operate() else redacted(error)} — charts resume when it "
+                   "is back.")
 
 
 def header(title: str, concept: str, expanded: bool = False) -> None:
@@ -66,7 +71,8 @@ def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | 
     model = st.selectbox("Model", names, index=names.index(default), key=f"{key}:model", format_func=shown)
     state = states.get(model)
     if state is not None and state.state != "READY":
-        why = f": {state.reason}" if state.reason else " (Triton gives no reason; see the server log on Overview)"
+        reason = state.reason if can_operate() else redacted(state.reason)
+        why = f": {reason}" if reason else " (Triton gives no reason; see the server log on Overview)"
         st.warning(f"`{model}` is {state.state or 'not loaded'}{why}. Its config.pbtxt can still be edited and "
                    "applied below; traffic to it fails until it loads.")
     elif model == "gpu_sim":
@@ -105,6 +111,8 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
                        "complete one — the config it serves now, with this change.")
         elif plan is not None and plan.canonical:
             st.caption("config.pbtxt could not be edited in place: Apply rewrites it in canonical form.")
+    for problem in lab.config.history_problems(model):
+        st.warning(f"The config history of `{model}` has a version that cannot be read and is skipped: {problem}")
     blocked = lab.config.undo_blocked(model)
     cannot = lab.config.apply_blocked()
     if cannot:
@@ -135,6 +143,9 @@ def run_apply(result_key: str, action: Callable[[bool], object], confirm: bool =
         st.rerun()
     except ConfigRolledBackError as exc:
         st.session_state[result_key] = ("error", f"Rolled back — {exc}")
+        st.rerun()
+    except UnrecordedError as exc:  # the server took it; only its record failed
+        st.session_state[result_key] = ("error", f"Applied — {exc}")
         st.rerun()
     except ConfigError as exc:
         st.session_state[result_key] = ("error", f"Not applied — {exc}")

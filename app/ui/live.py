@@ -9,6 +9,7 @@ import streamlit as st
 from app.figures import IMPACT_KEYS, WindowFigures
 from app.lab import Lab
 from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
+from app.ui.access import guarded
 from app.ui.failures import failing_alert
 from app.ui.live_frame import LiveFrame, frame
 
@@ -42,7 +43,7 @@ def _view(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = Fal
     if f.running and not f.targeted:
         st.info(f"Traffic is running against {', '.join(f.targets)}, not {model}: client lines are hidden here.")
     if not f.up:
-        st.warning(f"Server not answering: {f.error}")
+        st.warning(f"Server not answering: {guarded(f.error)}")
     failing = failing_alert(*f.tile.failures(), f.tile.latest_error(), f.tile.describe())
     if failing:
         st.warning(failing)

@@ -1,5 +1,9 @@
 """The server status panel: version, URL, model control (can the lab apply, and where it writes), where the
-figures come from, each model's state with Triton's reason, restart."""
+figures come from, each model's state with Triton's reason, restart.
+
+A session that may not operate (viewer mode, /demo beyond loopback, no token) sees no addresses, paths, process ids
+or logs: machine texts go through redacted() and the log tails are the operator's.
+"""
 from __future__ import annotations
 
 import pandas as pd
@@ -9,6 +13,8 @@ from app.lab import Lab
 from app.metrics.stats_source import STATISTICS
 from app.server.control_mode import ControlMode, detect
 from app.server.status import ServerStatus
+from app.ui.access import can_operate
+from app.ui.text import redacted
 
 
 def server_panel(lab: Lab, allow_restart: bool = True, control_mode: ControlMode | None = None) -> None:
@@ -16,54 +22,65 @@ def server_panel(lab: Lab, allow_restart: bool = True, control_mode: ControlMode
     a server the lab started."""
     status = lab.status()
     backend = lab.backend
+    operator = can_operate()
     mode = control_mode or getattr(lab, "control_mode", None) or detect(lab.endpoint, lab.repo)
     kind = lab.server.describe() if lab.server is not None else "remote (TRITON_URL)"
+    if not operator:  # describe() names the process id or the container
+        kind = f"the lab's own tritonserver ({backend})" if lab.server is not None else "remote (TRITON_URL)"
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Server", "ready" if status.ready else ("up" if status.up else "down"))
     c2.metric("Triton version", status.version or "—")
     c3.metric("Backend", backend)
     c4.metric("Model control", mode.mode)
-    st.markdown(f"**{kind}** — HTTP `{lab.endpoint.http_url}` · gRPC `{lab.endpoint.grpc_url}` · "
-                f"metrics `{lab.endpoint.metrics_url}`")
+    if operator:
+        st.markdown(f"**{kind}** — HTTP `{lab.endpoint.http_url}` · gRPC `{lab.endpoint.grpc_url}` · "
+                    f"metrics `{lab.endpoint.metrics_url}`")
+    else:
+        st.markdown(f"**{kind}** — its addresses, paths and logs are shown to the operator only.")
     if not status.up:
-        st.error(status.error)
-        if lab.server is not None:
+        st.error(status.error if operator else redacted(status.error))
+        if lab.server is not None and operator:
             st.code(lab.server.log_tail(), language="text")
     else:
-        models_table(status)
-    control_panel(mode, lab.repo)
-    figures_source(lab)
-    if backend == "docker":
+        if status.error:  # up, but something could not be asked (a locked repository index: the key is missing)
+            st.warning(status.error if operator else redacted(status.error))
+        models_table(status, operator)
+    control_panel(mode, lab.repo, operator)
+    figures_source(lab, operator)
+    if backend == "docker" and operator:
         with st.expander("Container log (last 40 lines, refreshed every 2 s)"):
             container_log(lab)
     if lab.embedded and allow_restart:
         restart_control(lab)
 
 
-def models_table(status: ServerStatus) -> None:
-    """Every model with its version, state and Triton's reason; the ones that do not serve first, reasons in full."""
+def models_table(status: ServerStatus, operator: bool = True) -> None:
+    """Every model with its version, state and Triton's reason; the ones that do not serve first, reasons in full
+    (Triton's reasons name files: without them for a session that may not operate)."""
     models = status.by_attention()
-    frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.shown_state, "reason": m.reason}
+    shown = (lambda text: text) if operator else (lambda text: redacted(text) if text else text)
+    frame = pd.DataFrame([{"model": m.name, "version": m.version, "state": m.shown_state, "reason": shown(m.reason)}
                           for m in models], columns=["model", "version", "state", "reason"])
     st.dataframe(frame, hide_index=True, width="stretch")
     for m in models:
         if m.ready:
             break
         version = f" (version {m.version})" if m.version else ""
-        st.warning(f"`{m.name}`{version} is {m.shown_state}: {m.reason}" if m.reason else
+        st.warning(f"`{m.name}`{version} is {m.shown_state}: {shown(m.reason)}" if m.reason else
                    f"`{m.name}`{version} is {m.shown_state}; Triton gives no reason (see the server log).")
 
 
-def control_panel(mode: ControlMode, repo) -> None:
+def control_panel(mode: ControlMode, repo, operator: bool = True) -> None:
     """How configs reach the server, how that was found, whether Apply works (else why and the flag), where the
-    lab writes."""
+    lab writes (the paths, process ids and addresses for the operator only)."""
+    shown = (lambda text: text) if operator else redacted
     how = {"explicit": "Apply reloads a model through Triton's load API",
            "poll": "Apply writes config.pbtxt and waits for the server's repository poll"
                    + (f" (every {mode.poll_s:g} s)" if mode.poll_s else ""),
            "none": "the server loads models only at start",
            "unknown": "the lab could not tell how this server takes config changes"}.get(mode.mode, mode.mode)
     st.markdown(f"**Model control: {mode.mode}** — {how}.")
-    st.caption(f"How the lab knows: {mode.how}.")
+    st.caption(f"How the lab knows: {shown(mode.how)}.")
     blocked = mode.why_not
     if blocked is None and mode.mode == "poll" and repo is None:  # until the lab adopts the folder it found
         blocked = (f"the server polls `{mode.repository}`, but the lab writes no repository: set "
@@ -72,40 +89,43 @@ def control_panel(mode: ControlMode, repo) -> None:
     if blocked is None:
         st.success("The lab can apply config changes to this server.")
     else:
-        st.warning(f"Apply is off: {blocked}.")
+        st.warning(f"Apply is off: {shown(blocked)}.")
     if mode.warning:
-        st.warning(mode.warning + ".")
+        st.warning(shown(mode.warning) + ".")
     if repo is not None:
-        st.markdown(f"Repository the lab writes: `{repo}` (config.pbtxt of each model, with its history).")
+        where = f"`{repo}`" if operator else "a folder on the lab's machine"
+        st.markdown(f"Repository the lab writes: {where} (config.pbtxt of each model, with its history).")
     elif mode.mode == "explicit":
-        found = f" The server serves `{mode.repository}`: set TRITON_MODEL_REPOSITORY to it to keep them." \
+        served = f"`{mode.repository}`" if operator else "a folder"
+        found = f" The server serves {served}: set TRITON_MODEL_REPOSITORY to it to keep them." \
             if mode.repository is not None else ""
         st.markdown("Repository the lab writes: **none** — changes last until the server restarts." + found)
     else:
         st.markdown("Repository the lab writes: **none**.")
 
 
-def figures_source(lab: Lab) -> None:
+def figures_source(lab: Lab, operator: bool = True) -> None:
     """Where the server figures come from: /metrics, or the statistics API standing in (and what that lacks)."""
+    shown = (lambda text: text) if operator else redacted
     snap = lab.metrics.snapshot(model=None, window_s=5)
     source = getattr(snap, "source", None)
     if source == STATISTICS:
         missing = ", ".join(getattr(snap, "missing", ()))
         note = getattr(snap, "source_note", None)
         st.warning("Server figures come from the **statistics API**: /metrics does not answer"
-                   + (f" ({note})" if note else "") + f". Missing without it: {missing}. "
+                   + (f" ({shown(note)})" if note else "") + f". Missing without it: {missing}. "
                    "Set TRITON_METRICS_URL to the server's metrics address (port 8002 by default) to have them.")
     elif source is not None:
-        st.markdown(f"Server figures come from **/metrics** (`{lab.endpoint.metrics_url}`), batch sizes from the "
-                    "statistics API.")
+        where = f" (`{lab.endpoint.metrics_url}`)" if operator else ""
+        st.markdown(f"Server figures come from **/metrics**{where}, batch sizes from the statistics API.")
     else:
-        st.markdown("Server figures: " + (snap.error or "waiting for the first scrape") + ".")
+        st.markdown("Server figures: " + (shown(snap.error) if snap.error else "waiting for the first scrape") + ".")
 
 
 @st.fragment(run_every=2.0)
 def container_log(lab: Lab) -> None:
-    """The Triton container's log as it grows."""
-    st.code(lab.server.log_tail(40) if lab.server is not None else "", language="text")
+    """The Triton container's log as it grows (for the operator only)."""
+    st.code(lab.server.log_tail(40) if lab.server is not None and can_operate() else "", language="text")
 
 
 def restart_control(lab: Lab) -> None:

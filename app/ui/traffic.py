@@ -27,7 +27,7 @@ from app.traffic import (
     served,
 )
 from app.diagnosis import FAILING_SHARE, percent
-from app.ui.access import can_operate
+from app.ui.access import can_operate, guarded
 from app.ui.failures import failed_cell, failure_lines
 from app.ui.live_frame import cache_of
 from app.ui.text import literal
@@ -152,7 +152,7 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     failing = snap.running and share is not None and share >= FAILING_SHARE
     if failing:  # running, and failing: never a calm blue box
         state = f"**Running — {percent(share)} of requests failing**"
-    pid = lab.load.worker.pid
+    pid = lab.load.worker.pid if controls and can_operate() else None  # process ids are for the operator (not /demo)
     source = f"the built-in generator (its own process, PID {pid})" if pid else "the built-in generator"
     (st.warning if failing else st.info)(
         f"{state} against `{snap.spec.model}` since {since} ({snap.elapsed_s:,.0f} s): "
@@ -225,9 +225,9 @@ def locust_status(url: str) -> None:
     try:
         stats = read_stats(url)
     except LocustUnavailable as exc:
-        st.warning(f"Driving: Locust master at {url} — {exc}")
+        st.warning(f"Driving: Locust master at {guarded(url)} — {guarded(exc)}")
         return
-    st.info(f"**Driving: Locust** master at {stats.url} — {stats.state}, {stats.users} users on {stats.workers} "
+    st.info(f"**Driving: Locust** master at {guarded(stats.url)} — {stats.state}, {stats.users} users on {stats.workers} "
             f"worker{'s' if stats.workers != 1 else ''}, {stats.rps:,.0f} req/s, {stats.failures:,} failed of "
             f"{stats.requests:,}. The built-in generator's runs are below.")
     if stats.classes:

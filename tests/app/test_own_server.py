@@ -25,7 +25,8 @@ def connect(tmp_path, monkeypatch):
 
     def make(server, with_repository: bool = True) -> Lab:
         env = {"TRITON_URL": server.endpoint.http_url, "TRITON_GRPC_URL": server.endpoint.grpc_url,
-               "TRITON_METRICS_URL": server.endpoint.metrics_url}
+               "TRITON_METRICS_URL": server.endpoint.metrics_url,
+               "TBL_APPLY_TIMEOUT_S": "10"}  # these models load in ~1 s: a refused one need not take 45 s to say so
         if with_repository:
             env["TRITON_MODEL_REPOSITORY"] = str(server.repo)
         labs.append(Lab.create(env))

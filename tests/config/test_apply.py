@@ -12,7 +12,7 @@ import tritonclient.http as triton_http
 import app.config.apply as apply_module
 from app.config import (
     Action, ConfigHistory, ConfigRejectedError, ConfigService, ConfigValidationError, DynamicBatching, HistoryError,
-    InstanceGroup, Kind, copy_config, dynamic_batching_of, format_config, instance_groups_of, set_dynamic_batching,
+    InstanceGroup, Kind, copy_config, dynamic_batching_of, instance_groups_of, set_dynamic_batching,
     set_instance_group, settings_of,
 )
 from tests.config.conftest import infer_gpu_sim

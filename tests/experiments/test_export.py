@@ -5,11 +5,12 @@ import csv
 import io
 import re
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from app.experiments.compare import capture
-from app.experiments.export import config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
+from app.experiments.export import _cell, config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
 from app.experiments.meter import Window, merged
 from app.experiments.space import CONCURRENCY, RATE
 from app.experiments.store import FAILED, Experiment, ExperimentStore
@@ -21,7 +22,7 @@ from tests.experiments import samples
 
 
 def read(text: str) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(text)))
+    return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
 @pytest.fixture
@@ -125,3 +126,41 @@ def test_every_flag_emitted_is_one_perf_analyzer_lists(perf_analyzer_help, kind,
 def test_config_file_names_are_safe():
     names = {config_file_name(p) for p in samples.sweep_points()}
     assert "config-i2-d2000.pbtxt" in names and all(re.fullmatch(r"config-[\w.-]+\.pbtxt", n) for n in names)
+
+
+HOSTILE = ["=HYPERLINK(\"http://example.invalid\",\"x\")", "+1+2", "-2+3", "@SUM(A1)", "\t=1", "\r=1"]
+
+
+@pytest.mark.parametrize("label", HOSTILE)
+def test_a_cell_a_spreadsheet_would_run_stays_text_and_numbers_stay_numbers(tmp_path, label):
+    store = ExperimentStore(tmp_path / "exp.sqlite")
+    store.add(Experiment(label, "gpu_sim", "", 10.0, 20.0, client={label: {"p99_ms": -1.5, "ok": 40}},
+                         server={"avg_batch": 3.0}, study_id=1, point=label))
+    text = windows_csv(store.list(study_id=1))
+    (row,) = read(text)
+    assert row["label"] == "'" + label and row["point"] == "'" + label, text
+    assert f"client.{label}.p99_ms" in row  # a class name inside a column name does not start the cell
+    assert row[f"client.{label}.p99_ms"] == "-1.5" and row[f"client.{label}.ok"] == "40", row  # numbers stay
+    assert (row["t0"], row["seconds"], row["server.avg_batch"]) == ("10.0", "10.0", "3.0"), row
+    point = samples.sweep_points()[0]
+    (prow, *_) = read(points_csv([replace(point, note=label)]))
+    assert prow["note"] == "'" + label and float(prow["client.all.p99_ms"]) == point.p99, prow
+    cells = [c for r in csv.reader(io.StringIO(text, newline="")) for c in r]
+    assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r")) and not _number(c)], cells
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def test_a_header_that_would_run_stays_text():
+    point = samples.sweep_points()[0]
+    client = {"=cmd": {"p99_ms": 2.0}}
+    text = points_csv([replace(point, figures={"client": client, "server": {}})])
+    assert "client.=cmd.p99_ms" in text.splitlines()[0]  # starts with 'client.', so no prefix is needed
+    assert _cell("=x") == "'=x" and _cell("-3") == "'-3" and _cell(-3) == -3 and _cell(2.5) == 2.5
+    assert _cell("plain") == "plain" and _cell(float("nan")) == "" and _cell(None) == ""
