@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from loadgen.input_json import read_json_entries
+from loadgen.limits import LIMITS
 from loadgen.metadata import ModelInfo, TensorInfo
 from loadgen.payload import numpy_dtype
 from loadgen.shapes import MAX_VARIANTS
@@ -41,6 +42,7 @@ def read_data(path: str, info: ModelInfo) -> list[DataEntry]:
         raise ValueError(f"input data {path}: give the folder that holds INPUT.npy files (one per input, named "
                          "after it), not one file")
     elif p.is_file():
+        LIMITS["data_file_bytes"].check(p.stat().st_size, f"input data {path}")
         raw = read_json_entries(p, info, MAX_VARIANTS + 1)
     else:
         raise ValueError(f"input data {path}: no such file or folder (a relative path starts at {os.getcwd()})")

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadgen.input_data import Tensors, data_variants, read_data
+from loadgen.limits import check_request_bytes
 from loadgen.metadata import ModelInfo, TensorInfo
 from loadgen.payload import random_tensor
 from loadgen.shapes import fill
+from loadgen.spec_limits import arrays_bytes, request_bytes
 from loadgen.spec import TrafficClass
 
 
@@ -30,10 +32,15 @@ class PlannedInput:
 def tensor_variants(tc: TrafficClass, info: ModelInfo, rng: np.random.Generator) -> list[Tensors]:
     """Return the input tensors of each request variant a class sends (batch dimension included when the model
     batches); the HTTP and gRPC request paths both encode these. BYTES arrays are object arrays of bytes."""
+    where = f"class {tc.name}, model {info.name}"
     if tc.data:
         check_batch(tc, info)
-        return data_variants(read_data(tc.data, info), info, tc.shape.batch, tc.data)
+        variants = data_variants(read_data(tc.data, info), info, tc.shape.batch, tc.data)
+        for variant in variants:
+            check_request_bytes(arrays_bytes([arr for _, _, arr in variant]), where)
+        return variants
     plan = [p for p in plan_inputs(tc, info) if p.send]
+    check_request_bytes(request_bytes(tc, plan, info.max_batch_size > 0), where)  # before allocating anything
     lead = (tc.shape.batch,) if info.max_batch_size > 0 else ()
     lengths = tc.shape.lengths() or [1]
     return [[(p.tensor.name, p.tensor.datatype, random_tensor(p.tensor.datatype, lead + fill(p.dims, n), rng,

@@ -98,6 +98,8 @@ LIMITS: dict[str, Limit] = {
     "request_bytes": Limit("bytes of one request's inputs", 0, 64 * MIB, whole=True),
     "string_len": Limit("string length (bytes)", 0, MIB, whole=True),
     "variants": Limit("pre-encoded request variants of a class", 1, MAX_VARIANTS, whole=True),
+    "data_file_bytes": Limit("size of an input-data JSON file", 0, 512 * MIB, whole=True,
+                             why="it is read whole before its variants are checked"),
     "sequences": Limit("concurrent sequences", 0, 64, whole=True),
     "sequence_length": Limit("sequence length (steps)", 1, 10_000, whole=True),
     "think_ms": Limit("think time (ms)", 0, 60_000),

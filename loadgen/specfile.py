@@ -94,6 +94,6 @@ def _scalar(kind, value, where: str):
     if kind in (float, int) and isinstance(value, (str, int, float)) and not isinstance(value, bool):
         try:
             return kind(value)
-        except ValueError:
-            raise ValueError(f"{where}: expected a number, got {value!r}") from None
+        except (ValueError, OverflowError):  # OverflowError: int(inf) from a YAML .inf
+            raise ValueError(f"{where}: expected a finite number, got {value!r}") from None
     return value

@@ -37,6 +37,9 @@ class StreamSpec:
     def __post_init__(self):
         if self.concurrency < 1 or self.timeout_s <= 0:
             raise ValueError("a stream spec needs concurrency >= 1 and timeout_s > 0")
+        from loadgen.spec_limits import check_stream  # noqa: PLC0415 - the one table of load bounds
+
+        check_stream(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,17 @@ case "${1:-}" in
   app)
     setup_venv app
     [ "${TBL_SERVER:-embedded}" = docker ] && ensure_docker
-    .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${@:2}"
+    # TBL_ALLOWED_HOSTS (comma list, e.g. a reverse proxy's name) feeds Streamlit's own host check too; given
+    # on the command line the list replaces .streamlit/config.toml's, so the loopback names come along.
+    hosts=()
+    if [ -n "${TBL_ALLOWED_HOSTS:-}" ]; then
+      IFS=',' read -ra extra <<< "$TBL_ALLOWED_HOSTS"
+      for h in localhost 127.0.0.1 ::1 "${extra[@]}"; do
+        h="${h// /}"
+        [ -n "$h" ] && hosts+=(--server.allowedHosts "$h")
+      done
+    fi
+    .venv/bin/python -m streamlit run streamlit_app.py --server.address 127.0.0.1 "${hosts[@]}" "${@:2}"
     ;;
   test)
     setup_venv test

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from app.experiments.ab import ABPlan, run_ab
 from app.experiments.space import SearchSpace
 from app.experiments.sweep import SweepOptions, run_sweep
+from app.text_limits import check_label
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,8 @@ class Jobs:
         return thread is not None and thread.is_alive()
 
     def start_sweep(self, space: SearchSpace, label: str = "", options: SweepOptions | None = None) -> None:
-        """Start a new sweep; RuntimeError when a study is already running."""
+        """Start a new sweep; RuntimeError when a study is already running, ValueError for a label too long."""
+        check_label(label, "the sweep's label")
         self._start("sweep", label or f"sweep of {space.model}",
                     lambda progress: run_sweep(self.lab, space, label=label, options=options, progress=progress,
                                                cancel=self._cancel))
@@ -57,7 +59,8 @@ class Jobs:
                     lambda progress: run_sweep(self.lab, study_id=study_id, progress=progress, cancel=self._cancel))
 
     def start_ab(self, plan: ABPlan, label: str = "") -> None:
-        """Start a new comparison."""
+        """Start a new comparison; ValueError for a label too long."""
+        check_label(label, "the comparison's label")
         self._start("ab", label or " vs ".join(a.name for a in plan.arms),
                     lambda progress: run_ab(self.lab, plan, label=label, progress=progress, cancel=self._cancel))
 

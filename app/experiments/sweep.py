@@ -32,6 +32,7 @@ from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
 from app.traffic import BEHIND_MS, behind_in, sent_behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
+from loadgen.limits import check_finite
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL, slas_of
@@ -52,6 +53,14 @@ class SweepOptions:
     max_windows: int = 12
     seed: int = 1
     restore: bool = True  # serve the starting config again at the end
+
+    def __post_init__(self):
+        check_finite(self, "sweep options")
+        if not 0.05 <= self.window_s <= 60 or not 1 <= self.max_windows <= 100:
+            raise ValueError(f"sweep options: window_s must be 0.05-60 s and max_windows 1-100, got {self.window_s:g} "
+                             f"and {self.max_windows}")
+        if not (0 <= self.warmup_reload_s <= 60 and 0 <= self.warmup_load_s <= 60 and 0 < self.tolerance <= 1):
+            raise ValueError("sweep options: warm-ups must be 0-60 s and the tolerance in (0, 1]")
 
 
 @dataclass

@@ -26,6 +26,7 @@ from app.ui.access import can_operate
 from app.text_limits import MAX_LABEL_CHARS
 from app.traffic import sent_behind
 from app.ui.text import literal
+from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 
@@ -91,7 +92,8 @@ def sweep_form(lab: Lab, models: list[str]) -> None:
         kind = c7.radio("Load", [CONCURRENCY, RATE], horizontal=True,
                         format_func=lambda k: "closed loop: concurrency" if k == CONCURRENCY else "open loop: rate (req/s)")
         loads = c8.text_input("Load levels", "1, 2, 4, 8, 16", max_chars=MAX_LABEL_CHARS)
-        budget = c9.number_input("p99 budget (ms)", min_value=0.1, value=40.0, step=5.0)
+        budget = c9.number_input("p99 budget (ms)", min_value=0.1, max_value=float(LIMITS["sla_ms"].high), value=40.0,
+                                 step=5.0)
         c10, c11, c12 = st.columns(3)
         floor = c10.number_input("Minimum throughput (req/s, 0: none)", min_value=0.0, value=0.0, step=50.0)
         adaptive = c11.radio("Search", ["adaptive", "grid"], horizontal=True,
@@ -252,13 +254,18 @@ def ab_form(lab: Lab, models: list[str]) -> None:
         c1, c2, c3, c4 = st.columns(4)
         mode = c1.radio("Traffic", ["open", "closed"], horizontal=True,
                         format_func=lambda m: "open loop (rate)" if m == "open" else "closed loop (concurrency)")
-        level = c2.number_input("Rate (req/s) or concurrency", min_value=1.0, value=100.0, step=10.0)
-        sla = c3.number_input("SLA for goodput (ms)", min_value=1.0, value=50.0, step=5.0)
+        level = c2.number_input("Rate (req/s) or concurrency", min_value=1.0, max_value=float(LIMITS["rate"].high),
+                                value=100.0, step=10.0)
+        sla = c3.number_input("SLA for goodput (ms)", min_value=1.0, max_value=float(LIMITS["sla_ms"].high), value=50.0,
+                              step=5.0)
         seed = c4.number_input("Seed (same arrivals for every arm)", min_value=0, value=1, step=1)
         c5, c6, c7, c8 = st.columns(4)
-        trials = c5.number_input("Trials", min_value=2, max_value=20, value=4)
-        trial_s = c6.number_input("Seconds measured per trial", min_value=1.0, value=5.0, step=1.0)
-        warmup = c7.number_input("Warm-up per trial (s)", min_value=0.0, value=1.0, step=0.5)
+        trials = c5.number_input("Trials", min_value=int(LIMITS["trials"].low), max_value=int(LIMITS["trials"].high),
+                                 value=4)
+        trial_s = c6.number_input("Seconds measured per trial", min_value=float(LIMITS["trial_s"].low),
+                                  max_value=float(LIMITS["trial_s"].high), value=5.0, step=1.0)
+        warmup = c7.number_input("Warm-up per trial (s)", min_value=0.0,
+                                 max_value=float(LIMITS["trial_warmup_s"].high), value=1.0, step=0.5)
         name = c8.text_input("Comparison label", placeholder="e.g. delay 0 vs 2000", max_chars=MAX_LABEL_CHARS)
         use_running = st.checkbox("Use the traffic defined on the live pages instead (its classes, shapes, "
                                   "priorities; seeded as above)", value=False, disabled=lab.load.spec is None)

@@ -224,3 +224,22 @@ def test_a_path_that_is_not_there_or_one_npy_file(tmp_path):
     np.save(tmp_path / "0" / "A.npy", np.zeros(4, np.float32))
     with pytest.raises(ValueError, match="holds both .npy files and folders of them"):
         read_data(str(tmp_path), TWO)
+
+
+def test_a_request_larger_than_the_table_allows_is_refused_before_anything_is_allocated(monkeypatch):
+    import loadgen.inputs as inputs  # noqa: PLC0415
+
+    monkeypatch.setattr(inputs, "random_tensor", lambda *a, **k: pytest.fail("allocated a tensor first"))
+    huge = TrafficClass(inputs=(InputSpec("VALUES", dims=(20_000_000,)),))  # 8 rows x 80 MB of FP32
+    with pytest.raises(ValueError, match="one request's inputs are .* bytes; .* at most 67,108,864"):
+        tensor_variants(huge, VAR, np.random.default_rng(0))
+
+
+def test_an_input_data_file_larger_than_the_table_allows_is_not_read(tmp_path, monkeypatch):
+    from loadgen.limits import LIMITS, Limit  # noqa: PLC0415
+
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"data": [{"A": [1, 2, 3, 4], "B": [1, 2]}]}))
+    monkeypatch.setitem(LIMITS, "data_file_bytes", Limit("size of an input-data JSON file", 0, 10, whole=True))
+    with pytest.raises(ValueError, match="size of an input-data JSON file"):
+        read_data(str(path), TWO)
