@@ -232,3 +232,24 @@ def test_a_five_apply_session_names_only_real_changes_and_undo_brings_the_file_b
     for _ in steps:
         lab.undo("text_len")
     assert file_of(lab, "text_len") == before
+
+
+def test_a_scenario_says_it_needs_the_lab_s_models_and_runs_on_them_beside_the_user_s(lab):
+    from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415
+    from app.scenarios.runner import run_scenario  # noqa: PLC0415
+
+    scenario = SCENARIOS["stateful"]
+    ready = {m.name for m in lab.status().models if m.state == "READY"}
+    assert scenario.missing(ready) == ["stream_acc"]
+    with pytest.raises(ValueError, match="needs the lab's own model stream_acc, which this server does not serve"):
+        run_scenario(lab, scenario)
+    beside = lab.lab_models()
+    assert beside is not lab and beside.endpoint != lab.endpoint and beside.serves(scenario.needs())
+    assert lab.lab_models() is beside, "a second call must not start a third server"
+    lab.jobs.start_scenario("stateful", on=beside)
+    assert lab.jobs.wait(180), "the scenario did not end"
+    result = lab.jobs.state.result
+    assert lab.jobs.state.error is None and result is not None and result.status == "done", lab.jobs.state
+    stored = lab.experiments.study(result.study_id)  # the user's lab shows the verdict: one store
+    assert stored.status == "done" and stored.result["passed"] == result.passed
+    assert sorted(m.name for m in lab.status().models) == sorted(MODELS), "the user's server was touched"

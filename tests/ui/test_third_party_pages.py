@@ -78,3 +78,11 @@ def test_an_ensemble_shows_its_steps_and_each_can_be_tuned(third_party_ui):
     widget(at.button, "Tune pipe_offset").click().run()
     ok(at)
     assert widget(at.selectbox, "Model").value == "pipe_offset"
+
+
+def test_a_scenario_on_a_repository_without_the_lab_s_models_says_so_before_run(third_party_ui):
+    at = open_page("pages/instances.py")
+    info = " ".join(texts(at.info))
+    assert "which this server does not serve" in info and "Run on the lab's models" in info, info
+    labels = [b.label for b in at.button]
+    assert "Run on the lab's models" in labels and "Run" not in labels, labels
