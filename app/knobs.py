@@ -5,7 +5,10 @@ from dataclasses import replace
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 
-KNOBS = ("instance_count", "max_batch_size", "dynamic_batching", "max_queue_delay_microseconds", "preferred_batch_size")
+# Knobs that live inside dynamic_batching: setting one switches dynamic batching on.
+DYNAMIC_KNOBS = ("max_queue_delay_microseconds", "preferred_batch_size", "priority_levels", "default_priority_level",
+                 "preserve_ordering")
+KNOBS = ("instance_count", "max_batch_size", "dynamic_batching", *DYNAMIC_KNOBS)
 # The values the pages' knobs can hold: a suggestion is always one of these.
 DELAYS_US = (0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
 SIZES = (1, 2, 4, 8, 16, 32, 64)
@@ -31,15 +34,30 @@ def apply_knobs(settings: ModelSettings, knobs: dict) -> ModelSettings:
     if knobs.get("dynamic_batching") is False:
         return replace(out, dynamic_batching=None)
     dyn = out.dynamic_batching
-    if dyn is None and (knobs.get("dynamic_batching") or {"max_queue_delay_microseconds", "preferred_batch_size"} & set(knobs)):
+    if dyn is None and (knobs.get("dynamic_batching") or set(DYNAMIC_KNOBS) & set(knobs)):
         dyn = DynamicBatching()
     if dyn is not None:
         if "max_queue_delay_microseconds" in knobs:
             dyn = replace(dyn, max_queue_delay_microseconds=int(knobs["max_queue_delay_microseconds"]))
         if "preferred_batch_size" in knobs:
             dyn = replace(dyn, preferred_batch_sizes=tuple(int(b) for b in knobs["preferred_batch_size"]))
+        if "preserve_ordering" in knobs:
+            dyn = replace(dyn, preserve_ordering=bool(knobs["preserve_ordering"]))
+        if "priority_levels" in knobs or "default_priority_level" in knobs:
+            dyn = _priorities(dyn, knobs)
         out = replace(out, dynamic_batching=dyn, sequence_batching=None)
     return out
+
+
+def _priorities(dyn: DynamicBatching, knobs: dict) -> DynamicBatching:
+    """Return dyn with the priority knobs set; a level count alone keeps Triton's rules: the default level within
+    1..levels (the lowest priority when it was not: unmarked requests go last) and no policy past the last level."""
+    levels = int(knobs.get("priority_levels", dyn.priority_levels))
+    default = int(knobs.get("default_priority_level", dyn.default_priority_level))
+    if "default_priority_level" not in knobs:
+        default = 0 if levels == 0 else default if 1 <= default <= levels else levels
+    policies = tuple((level, p) for level, p in dyn.priority_queue_policies if level <= levels)
+    return replace(dyn, priority_levels=levels, default_priority_level=default, priority_queue_policies=policies)
 
 
 def describe(knobs: dict) -> str:

@@ -8,12 +8,16 @@ interval (confidence.paired); the verdict says "no clear difference" when the in
 The verdict rests on the headline figures of the whole request stream, one family across every arm: their
 intervals hold together at 95 % (each at 1 − 5 %/m, m = headline figures × arms compared with the
 baseline), so trying more figures or more arms does not make a chance difference likelier to be called.
-Every other figure keeps its own 95 % interval and is reported as a lead.
+Every other figure keeps its own 95 % interval and is reported as a lead. Arms are named by letter and by what
+they change from the baseline ("B (delay 0 → 5 ms)"); the verdict says every clear difference first, in a plain
+sentence each (ab_words), the same words on the page and in the report.
 Every trial is stored as it ends: a stopped comparison resumes without running a finished trial again.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import string
 import threading
 import time
 from collections.abc import Callable
@@ -21,12 +25,12 @@ from dataclasses import dataclass
 
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
+from app.experiments.ab_words import change_words, config_words, findings
 from app.experiments.confidence import Difference, paired
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
-from app.metrics.catalog import label as metric_label
 from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
 from app.traffic import BEHIND_MS, BEHIND_SHARE, behind_in
 from loadgen.limits import check, check_finite
@@ -150,33 +154,31 @@ class ABResult:
                 out.append((ALL, d))
         return out
 
+    def letter(self, arm: str) -> str:
+        """Return an arm's letter by its place in the plan: A for the baseline, then B, C, …"""
+        return string.ascii_uppercase[[a.name for a in self.plan.arms].index(arm)]
+
+    @functools.cached_property
+    def _titles(self) -> dict[str, str]:
+        base = self.plan.arms[0]
+        out = {base.name: f"A ({config_words(base.config_text)})"}
+        for i, arm in enumerate(self.plan.arms[1:], 1):
+            out[arm.name] = f"{string.ascii_uppercase[i]} ({change_words(base.config_text, arm.config_text)})"
+        return out
+
+    def title(self, arm: str) -> str:
+        """Return an arm as reports name it: its letter and what it changes from the baseline, e.g. 'B (delay 0 →
+        5 ms)'; the baseline's letter and its config in words."""
+        return self._titles[arm]
+
+    def findings(self, arm: str) -> list[str]:
+        """Return the verdict of arm against the baseline as sentences: an opening, then every clear difference
+        (the headline figures first, then any other), then the headline figures with no clear difference."""
+        return findings(self.title(arm), self.letter(arm), "A", self.differences(arm), HEADLINE, self.plan.min_effect)
+
     def verdict(self, arm: str) -> str:
-        """Return the plain verdict of arm against the baseline: the headline figures first, then the rest."""
-        base = self.plan.arms[0].name
-        diffs = self.differences(arm)
-        if not diffs:
-            return f"{arm} vs {base}: not enough complete trials to say"
-        n = diffs[0][1].n
-        level = next((d.level_text for c, d in diffs if _headline(c, d.key)), None)
-        together = (f"each at {level} so that all {self.family} headline intervals hold together at 95 %" if level
-                    else "95 % intervals")
-        head = [(c, d) for c, d in diffs if d.clear and _headline(c, d.key)]
-        rest = [(c, d) for c, d in diffs if d.clear and not _headline(c, d.key)]
-        if not head:
-            line = (f"{arm} vs {base}: no clear difference in goodput, p99 or throughput — over {n} trials every "
-                    f"interval includes zero ({together}) or the difference is under {self.plan.min_effect:.0%}")
-        else:
-            better = sum(d.verdict == "better" for _, d in head)
-            worse = sum(d.verdict == "worse" for _, d in head)
-            what = (f"{arm} is better than {base}" if better and not worse else
-                    f"{arm} is worse than {base}" if worse and not better else f"{arm} trades against {base}")
-            head.sort(key=lambda x: HEADLINE.index(x[1].key))
-            line = (f"{what} over {n} trials ({together}): "
-                    + "; ".join(_describe(c, d) for c, d in head))
-        if rest:
-            line += (". Leads, each at 95 % alone (among many figures some differ by chance): "
-                     + "; ".join(_describe(c, d) for c, d in rest))
-        return line + "."
+        """Return the plain verdict of arm against the baseline: the findings in one paragraph."""
+        return " ".join(self.findings(arm))
 
     def recommendation(self) -> tuple[str, str]:
         """Return the arm to serve and why: of those clearly better than the baseline on a headline figure and
@@ -188,14 +190,15 @@ class ABResult:
             if "better" in head and "worse" not in head:
                 fine.append(arm.name)
         if not fine:
-            return base, (f"keep {base} — no other configuration is clearly better on goodput, p99 or throughput "
-                          f"without being worse on another.")
+            return base, (f"keep {self.title(base)} — no other configuration is clearly better on goodput, p99 or "
+                          f"throughput without being worse on another.")
         pick = max(fine, key=lambda a: sum(v for v in self.values(a, "goodput_rps") if v is not None))
-        why = f"{pick} — clearly better than {base} on a headline figure and worse on none"
-        others = [a for a in fine if a != pick]
+        why = f"{self.title(pick)} — clearly better than A on a headline figure and worse on none"
+        others = [self.letter(a) for a in fine if a != pick]
         if others:
-            why += (f"; so is {', '.join(others)}. Each was compared with {base}, not with each other: {pick} is "
-                    f"named for its higher mean goodput, which this comparison does not show to be a clear difference")
+            why += (f"; so is {', '.join(others)}. Each was compared with A, not with each other: {self.letter(pick)} "
+                    f"is named for its higher mean goodput, which this comparison does not show to be a clear "
+                    "difference")
         return pick, why + "."
 
     def behind(self) -> list[tuple[str, int, float]]:
@@ -209,7 +212,7 @@ class ABResult:
         if not slipped:
             return ""
         done = sum(len(per) for per in self.trials.values())
-        which = "; ".join(f"{arm} trial {t + 1}: {share:.0%}" for arm, t, share in slipped)
+        which = "; ".join(f"{self.letter(arm)} trial {t + 1}: {share:.0%}" for arm, t, share in slipped)
         return (f"The load generator fell behind its schedule in {len(slipped)} of {done} trials (more than "
                 f"{BEHIND_SHARE:.0%} of requests sent over {BEHIND_MS:g} ms late — {which}): those trials put a "
                 "smoother, lighter load on the server than asked, and their figures describe that load, not the one "
@@ -218,21 +221,15 @@ class ABResult:
     def intervals_note(self) -> str:
         """Return what the intervals' levels mean, as the page and the report say it under each table."""
         return (f"Goodput, p99 and throughput of all requests decide: their {self.family} intervals (these 3 for each "
-                f"configuration compared with {self.plan.arms[0].name}) hold together at 95 %, so each is wider than "
-                "95 % alone. Every other row stands alone at 95 %: among this many figures one may differ by chance "
-                "— a lead, not a conclusion.")
+                "configuration compared with A) hold together at 95 %, so each is wider than 95 % alone. Every other "
+                "row stands alone at 95 %: among this many figures one may differ by chance — a lead, not a "
+                "conclusion. Times and rates are compared as ratios: the difference is the geometric mean of the "
+                "per-trial ratios B / A and its interval comes from their logarithms, so it never reaches −100 %.")
 
 
 def _headline(cls: str, key: str) -> bool:
     """Return whether a figure is one the verdict rests on: a headline figure of all requests."""
     return cls == ALL and key in HEADLINE
-
-
-def _describe(cls: str, d: Difference) -> str:
-    lo, hi = d.relative_interval or (0.0, 0.0)
-    who = "" if cls == ALL else f" [{cls}]"
-    return (f"{metric_label(d.key, False)}{who} {d.relative or 0:+.0%} ({d.level_text} CI {lo:+.0%} to {hi:+.0%}, "
-            f"{d.verdict})")
 
 
 def _value(figures: dict, key: str, cls: str):
@@ -271,13 +268,20 @@ def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | 
     return result
 
 
-def load_trials(store, study_id: int) -> dict[str, dict[int, dict]]:
-    """Return a comparison's stored trials: arm -> trial -> figures (and windows)."""
+def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict[str, dict[int, dict]]:
+    """Return a comparison's stored trials that can be read: arm -> trial -> figures (and windows); a trial that
+    cannot be read is left out (never raised), and what is wrong with it appended to problems when given."""
     out: dict[str, dict[int, dict]] = {}
     for e in store.list(study_id=study_id):
         if e.kind != "trial" or e.status != DONE:
             continue
         arm, _, trial = e.point.rpartition("#")
+        why = e.broken or ("its name has no '<arm>#<trial>'" if not arm else "" if trial.isdigit()
+                           else f"its trial number {trial!r} is not a whole number")
+        if why:
+            if problems is not None:
+                problems.append(f"trial {e.point or '(unnamed)'!r} (run {e.id}) cannot be read: {why}")
+            continue
         out.setdefault(arm, {})[int(trial)] = {"client": e.client, "server": e.server, "windows": e.windows,
                                                "t0": e.started_at, "t1": e.ended_at, "id": e.id}
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from app.experiments.store import Experiment
 from app.figures import ALL, WindowFigures
@@ -28,14 +29,26 @@ def capture(label_text: str, model: str, config_text: str, spec, figures: Window
 
 def compare(a: Experiment, b: Experiment) -> list[dict]:
     """Return rows metric | A | B | change, client metrics first (they are the authority for p99); no verdict."""
-    ca, cb = a.client.get(ALL, {}), b.client.get(ALL, {})
+    ca, cb = _mapping(_mapping(a.client).get(ALL)), _mapping(_mapping(b.client).get(ALL))
     rows = [_row(key, ca.get(key), cb.get(key)) for key in CLIENT_KEYS]
-    rows += [_row(key, a.server.get(key), b.server.get(key)) for key in SERVER_KEYS]
+    rows += [_row(key, _mapping(a.server).get(key), _mapping(b.server).get(key)) for key in SERVER_KEYS]
     return rows
+
+
+def _mapping(value) -> dict:
+    """Return value when it is a mapping, else {} (a run read from a damaged row shows '—', never raises)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value) -> float | None:
+    """Return a finite number, else None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value if ok else None
 
 
 def _row(key: str, a, b) -> dict:
     """One metric of two single runs: the change, and no winner — one run each says nothing about the noise."""
-    change = (b - a) / a if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a else None
+    a, b = _number(a), _number(b)
+    change = (b - a) / a if a is not None and b is not None and a else None
     return {"metric": label(key), "A": fmt(key, a, unit=False), "B": fmt(key, b, unit=False),
             "change": None if change is None else f"{change:+.0%}"}

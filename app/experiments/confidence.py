@@ -11,6 +11,13 @@ Many figures are compared at once, so some interval would exclude zero by chance
 at 95 % each miss together about 14 % of the time. The figures a verdict rests on form one family whose
 intervals hold together at 95 % (Bonferroni: each at 1 − 5 %/m for m figures, `family_level`); the
 other figures keep 95 % each and are shown as leads, not conclusions.
+
+A relative difference of a positive quantity (a latency, a rate of work, a batch size) is a ratio: B can be
+at most 100 % lower than A, but any amount higher. Its interval is taken on the log scale — the mean and
+t interval of the per-trial log ratios ln(B/A), turned back into percentages (the geometric mean of the
+paired ratios, minus one) — so it never reaches below −100 % and a halving is as far from zero as a doubling.
+A figure that can be zero or negative (rejections, failures, shares), or a trial where a positive one was
+zero, keeps the additive interval of B − A.
 """
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ from app.metrics.catalog import metric
 
 LEVEL = 0.95  # the confidence of one interval, and of a family of intervals taken together
 BETTER, WORSE, HIGHER, LOWER, UNCLEAR = "better", "worse", "higher", "lower", "no clear difference"
+ADDITIVE, RATIO = "difference", "ratio"  # the scale an interval was taken on: B − A, or ln(B / A)
+TIME_UNITS = ("ms", "µs", "s")
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
@@ -90,30 +99,42 @@ def family_level(size: int, level: float = LEVEL) -> float:
     return 1.0 - (1.0 - level) / size
 
 
+def ratio_scale(key: str) -> bool:
+    """Return whether a figure is a positive quantity whose differences are ratios: a time, a rate of work done
+    (not of failures), or the average batch size."""
+    m = metric(key)
+    work_rate = m.unit.endswith("/s") and m.lower_is_better is not True  # fail_rps can be 0: additive
+    return m.unit in TIME_UNITS or work_rate or key == "avg_batch"
+
+
 @dataclass(frozen=True)
 class Difference:
-    """B − A for one metric over paired trials."""
+    """B − A for one metric over paired trials.
+
+    On the RATIO scale `relative` is the geometric mean of the per-trial ratios B / A minus one and its interval
+    comes from the log ratios; `low` and `high` are that interval at A's mean, in the metric's unit. On the
+    ADDITIVE scale `low` and `high` are the interval of the mean of B − A, and `relative` divides by A's mean.
+    """
 
     key: str
     a_mean: float
     b_mean: float
     diff: float  # mean of B − A
-    low: float  # the interval of the mean difference, at `level`
+    low: float  # the interval, in the metric's unit, at `level`
     high: float
     n: int
     verdict: str  # better / worse (a metric with a direction), higher / lower (neutral), or no clear difference
     level: float = LEVEL  # this interval's own confidence
     family: int = 1  # how many intervals hold together at LEVEL with it (1: it stands alone)
-
-    @property
-    def relative(self) -> float | None:
-        """Return the mean difference as a fraction of A's mean."""
-        return self.diff / self.a_mean if self.a_mean else None
+    scale: str = ADDITIVE
+    relative: float | None = None  # the difference as a fraction of A (None when A's mean is 0)
+    relative_low: float | None = None  # its interval, as fractions of A
+    relative_high: float | None = None
 
     @property
     def relative_interval(self) -> tuple[float, float] | None:
-        """Return the interval as fractions of A's mean."""
-        return (self.low / self.a_mean, self.high / self.a_mean) if self.a_mean else None
+        """Return the interval as fractions of A (above −1 on the ratio scale)."""
+        return None if self.relative_low is None else (self.relative_low, self.relative_high)
 
     @property
     def clear(self) -> bool:
@@ -137,18 +158,26 @@ def paired(key: str, a: list[float | None], b: list[float | None], min_effect: f
     if n < 2:
         return None
     level = family_level(family)
-    diffs = [y - x for x, y in pairs]
-    mean = statistics.fmean(diffs)
-    half = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1) * statistics.stdev(diffs) / math.sqrt(n)
+    t = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1)
     a_mean = statistics.fmean(x for x, _ in pairs)
     b_mean = statistics.fmean(y for _, y in pairs)
-    low, high = mean - half, mean + half
-    big = abs(mean) >= min_effect * abs(a_mean) if a_mean else mean != 0
+    mean = statistics.fmean(y - x for x, y in pairs)
+    if ratio_scale(key) and all(x > 0 and y > 0 for x, y in pairs):
+        logs = [math.log(y / x) for x, y in pairs]
+        centre, half = statistics.fmean(logs), t * statistics.stdev(logs) / math.sqrt(n)
+        rel, rel_low, rel_high = (math.expm1(v) for v in (centre, centre - half, centre + half))
+        low, high, scale, sign = rel_low * a_mean, rel_high * a_mean, RATIO, centre
+        big = abs(rel) >= min_effect
+    else:
+        half = t * statistics.stdev(y - x for x, y in pairs) / math.sqrt(n)
+        low, high, scale, sign = mean - half, mean + half, ADDITIVE, mean
+        rel, rel_low, rel_high = ((mean / a_mean, low / a_mean, high / a_mean) if a_mean else (None, None, None))
+        big = abs(mean) >= min_effect * abs(a_mean) if a_mean else mean != 0
     verdict = UNCLEAR
     if big and (low > 0 or high < 0):
         lower = metric(key).lower_is_better
         if lower is None:
-            verdict = HIGHER if mean > 0 else LOWER
+            verdict = HIGHER if sign > 0 else LOWER
         else:
-            verdict = BETTER if (mean < 0) == lower else WORSE
-    return Difference(key, a_mean, b_mean, mean, low, high, n, verdict, level, family)
+            verdict = BETTER if (sign < 0) == lower else WORSE
+    return Difference(key, a_mean, b_mean, mean, low, high, n, verdict, level, family, scale, rel, rel_low, rel_high)

@@ -217,7 +217,7 @@ class StudyDriver:
     def conclude(self, body: Callable[[], None], base_text: str, had_file: bool = True) -> tuple[str, str]:
         """Run the study's loop; return (status, note) — done, cancelled, interrupted or failed, finished work
         kept — after stopping the traffic and serving the starting config again. Unexpected errors mark the
-        study interrupted and propagate."""
+        study failed (with the error) and propagate."""
         status, note = DONE, ""
         try:
             body()
@@ -229,7 +229,7 @@ class StudyDriver:
         except Failed as exc:
             status, note = FAILED, f"failed: {exc}"
         except Exception as exc:
-            self.lab.experiments.update_study(self.study_id, status=INTERRUPTED,
+            self.lab.experiments.update_study(self.study_id, status=FAILED,
                                               note=f"failed: {type(exc).__name__}: {exc}")
             self.finish(base_text, had_file)
             raise

@@ -192,4 +192,4 @@ def steady(windows: list[Window], tolerance: float, min_samples: int, min_window
         return False, math.inf
     change = max(abs(whole["p99_ms"] - before["p99_ms"]) / before["p99_ms"],
                  abs(whole["throughput_rps"] - before["throughput_rps"]) / before["throughput_rps"])
-    return change <= tolerance, change
+    return bool(change <= tolerance), float(change)  # plain types: the result is stored and charted as JSON

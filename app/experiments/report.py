@@ -2,7 +2,8 @@
 
 One file, no server, no network: the charts are inline SVG rendered by vl-convert, the style is inline,
 there are no scripts, fonts or images to fetch (a Content-Security-Policy says so to the browser), and
-every text that comes from data is HTML-escaped.
+every text that comes from data is HTML-escaped. A simulated model (a labelled cost model) says so under the
+title; a comparison's arms are named by what they change; a caution comes before the recommendation it qualifies.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from app.experiments.ab import ABResult
 from app.experiments.charts import (
     ab_differences, ab_timeline, ab_trials, load_text, pareto_chart, sweep_by_load, sweep_curves,
 )
+from app.experiments.environment import simulated
 from app.experiments.export import perf_analyzer_command, shell_line
+from app.experiments.recommend import recommendation_text
 from app.experiments.space import SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import Point, operating_point
@@ -32,10 +35,14 @@ POINT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected", "
 FIGURES_HEAD = [*(label(k) for k in POINT_KEYS), "latency samples"]
 ENV_LABELS = {"server_version": "server version", "server": "server", "model": "model", "cpu": "CPU",
               "cores": "CPU cores", "memory_gib": "memory (GiB)", "gpus": "GPUs", "platform": "platform",
-              "python": "Python", "lab_commit": "lab commit", "recorded_at": "recorded at"}
+              "python": "Python", "lab_commit": "lab commit", "repository": "model repository",
+              "repository_commit": "model repository's git commit",
+              "repository_changes": "model repository files that differed from that commit at the start",
+              "recorded_at": "recorded at"}
 CSS = """body{font:14px/1.45 system-ui,sans-serif;color:#222;max-width:1180px;margin:24px auto;padding:0 16px}
 h1{font-size:22px;margin-bottom:4px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
-.meta{color:#555}.note{background:#fff8e1;padding:6px 10px}.verdict{font-size:15px;background:#eef6ee;padding:8px 12px}
+.meta{color:#555}.note{background:#fff8e1;padding:6px 10px}.sim{background:#e8eef8;padding:6px 10px}
+.verdict{font-size:15px;background:#eef6ee;padding:8px 12px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;font-size:13px}
 td.n{text-align:right;font-variant-numeric:tabular-nums}tr.best{background:#e6f4e6}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12px}.add{color:#1a7f37}.del{color:#c62828}
@@ -100,17 +107,43 @@ def _figures(figures: dict) -> list[tuple[str, bool]]:
     return [*(_num(k, row.get(k)) for k in POINT_KEYS), (f"{row.get('latency_n') or 0:,}", True)]
 
 
-def _environment(env: dict, seed) -> str:
-    pairs = [(ENV_LABELS.get(k, k), "—" if v is None else v) for k, v in env.items()]
+def _changes(env: dict) -> str:
+    """Return whether the model repository's files differed from its commit, in words."""
+    if "repository_changes" not in env:
+        return "not recorded with this study"
+    changes = env["repository_changes"]
+    if changes is None:
+        return ("unknown: the lab cannot see the repository (a remote server)" if env.get("repository") is None
+                else "unknown: the repository is not in git (or git was not available)")
+    if not changes:
+        return "none: every file is as committed"
+    return f"{len(changes)}: " + ", ".join(changes)
+
+
+def _environment(env: dict, seed, sim: str) -> str:
+    shown = {k: v for k, v in env.items() if k not in ("repository_changes", "recorded_at")}
+    pairs = [(ENV_LABELS.get(k, k), "—" if v is None else v) for k, v in shown.items()]
+    if env:
+        pairs.append((ENV_LABELS["repository_changes"], _changes(env)))
+        pairs.append((ENV_LABELS["recorded_at"], env.get("recorded_at") or "—"))
     missing = "" if env else "<p>No environment was recorded with this study.</p>"
-    return missing + _kv([*pairs, ("traffic seed", "—" if seed is None else seed)])
+    device = [("simulated device", sim)] if sim else []
+    return missing + _kv([*device, *pairs, ("traffic seed", "—" if seed is None else seed)])
 
 
-def _page(title: str, study: Study, sections: list[tuple[str, str]]) -> str:
+def _simulated(study: Study, texts: list[str]) -> str:
+    """Return what simulated device the study's model is ('' for a real model), from its starting config or any
+    config it measured."""
+    return next((words for text in (study.base_config, *texts) if text and (words := simulated(text))), "")
+
+
+def _page(title: str, study: Study, sections: list[tuple[str, str]], sim: str = "") -> str:
     took = f" ({study.ended_at - study.created_at:,.0f} s)" if study.ended_at else ""
     meta = (f"Study {study.id if study.id is not None else '—'} · model {study.model} · status {study.status} · "
             f"started {_when(study.created_at)} · ended {_when(study.ended_at)}{took}")
     note = f"<p class=note>{escape(study.note)}</p>" if study.note else ""
+    if sim:
+        note = f"<p class=sim><b>Simulated model:</b> {escape(study.model)} is {escape(sim)}</p>" + note
     body = "".join(f"<section><h2>{escape(h)}</h2>{html}</section>" for h, html in sections)
     return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
             f"<meta http-equiv=Content-Security-Policy content=\"{CSP}\"><title>{escape(title)}</title>"
@@ -126,17 +159,18 @@ def _figures_html(charts: list) -> str:
 def sweep_report(study: Study, points: list[Point], space: SearchSpace) -> str:
     """Return the HTML report of a sweep: operating point, curves, definition, environment, points, configs."""
     best = operating_point(space, points)
+    sim = _simulated(study, [p.config_text for p in points if p.config_text])
     sections = [("Result", _sweep_verdict(study, points, space, best)),
                 ("Charts", _figures_html([sweep_curves(points, space), sweep_by_load(points, space),
                                           pareto_chart(points, space)])),
                 ("What was searched", _sweep_definition(study, space)),
-                ("Where it ran", _environment(study.env, (study.definition.get("options") or {}).get("seed"))),
+                ("Where it ran", _environment(study.env, (study.definition.get("options") or {}).get("seed"), sim)),
                 ("Every point", _points_table(points, space, best))]
     if best is not None:
         sections += [("Recommended config against the starting config",
                       _diff(study.base_config, best.config_text, "starting config", "recommended")),
                      ("Recommended config.pbtxt", _pre(_canonical(best.config_text)))]
-    return _page(f"Sweep: {study.label}", study, sections)
+    return _page(f"Sweep: {study.label}", study, sections, sim)
 
 
 def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: Point | None) -> str:
@@ -156,11 +190,13 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
         return f"<p class=verdict>{escape(text)}</p><p>{escape(counts)}</p>{skipped}"
     text = (f"Serve {best.choice.label} at {load_text(space, best.load)}: {fmt('goodput_rps', best.goodput)} goodput "
             f"within the SLA, p99 {fmt('p99_ms', best.p99)} against a {space.p99_budget_ms:g} ms budget, "
-            f"throughput {fmt('throughput_rps', best.throughput)} — the most goodput of any point inside the SLA."
-            + (f" Caution: {caution}." if (caution := best.caution()) else ""))
+            f"throughput {fmt('throughput_rps', best.throughput)} — the most goodput of any point inside the SLA.")
+    if said := recommendation_text(space, points, study.result):  # its margin, the spread, how often measured
+        text += f" {said}"
+    caution = f"<p class=note>{escape(f'Caution: {words}.')}</p>" if (words := best.caution()) else ""
     command = shell_line(perf_analyzer_command("localhost:8000", space.model, space.load_kind, best.load,
                                                space.p99_budget_ms))
-    return (f"<p class=verdict>{escape(text)}</p>"
+    return (f"{caution}<p class=verdict>{escape(text)}</p>"
             + _table(FIGURES_HEAD, [_figures(best.figures)])
             + f"<p>{escape(counts)}</p>{skipped}<p>The same point with perf_analyzer (point -u at your server):</p>"
             + _pre(command))
@@ -192,28 +228,34 @@ def ab_report(study: Study, result: ABResult) -> str:
     base, (pick, why) = plan.arms[0], result.recommendation()
     config = {a.name: a.config_text for a in plan.arms}
     charts = [ab_trials(result), *(ab_differences(result, a.name) for a in plan.arms[1:]), ab_timeline(result)]
+    sim = _simulated(study, [a.config_text for a in plan.arms])
     sections = [("Result", _ab_verdict(result, why)), ("Charts", _figures_html(charts)),
                 ("What was compared", _ab_definition(result)),
-                ("Where it ran", _environment(study.env, plan.load_spec().seed)),
+                ("Where it ran", _environment(study.env, plan.load_spec().seed, sim)),
                 ("Every trial", _trials_table(result))]
-    sections += [(f"{a.name} against {base.name}", _diff(base.config_text, a.config_text, base.name, a.name))
-                 for a in plan.arms[1:]]
-    sections.append((f"Recommended config.pbtxt ({pick})", _pre(_canonical(config[pick]))))
-    return _page(f"A/B comparison: {study.label}", study, sections)
+    sections += [(f"{result.title(a.name)} against A",
+                  _diff(base.config_text, a.config_text, "A", result.letter(a.name))) for a in plan.arms[1:]]
+    sections.append((f"Recommended config.pbtxt: {result.title(pick)}", _pre(_canonical(config[pick]))))
+    return _page(f"A/B comparison: {study.label}", study, sections, sim)
 
 
 def _ab_verdict(result: ABResult, why: str) -> str:
-    base = result.plan.arms[0].name
-    lines = "".join(f"<p class=verdict>{escape(result.verdict(a.name))}</p>" for a in result.plan.arms[1:])
-    advice = f"Recommended: {why}"
-    tables = "".join(f"<h3>{escape(a.name)} against {escape(base)}</h3>" + _differences_table(result, a.name)
+    """Return the caution (when there is one), each arm's findings, clear ones first, then the recommendation."""
+    caution = f"<p class=note>Caution: {escape(note)}</p>" if (note := result.caution()) else ""
+    lines = ""
+    for arm in result.plan.arms[1:]:
+        opening, *sentences = result.findings(arm.name)
+        items = "".join(f"<li>{escape(s)}</li>" for s in sentences)
+        lines += f"<p class=verdict>{escape(opening)}</p>" + (f"<ul>{items}</ul>" if items else "")
+    advice = ("Recommended, once the caution above is dealt with: " if caution else "Recommended: ") + why
+    tables = "".join(f"<h3>{escape(result.title(a.name))} against A</h3>" + _differences_table(result, a.name)
                      for a in result.plan.arms[1:])
-    caution = f"<p class=note>{escape(note)}</p>" if (note := result.caution()) else ""
-    return f"{lines}<p><b>{escape(advice)}</b></p>{caution}{tables}"
+    return f"{caution}{lines}<p><b>{escape(advice)}</b></p>{tables}"
 
 
 def _differences_table(result: ABResult, arm: str) -> str:
-    base = result.plan.arms[0].name
+    base = "A"
+    arm_letter = result.letter(arm)
     rows = []
     for cls, d in result.differences(arm):
         lo, hi = d.relative_interval or (None, None)
@@ -222,8 +264,8 @@ def _differences_table(result: ABResult, arm: str) -> str:
                      (f"{lo:+.1%} to {hi:+.1%}" if lo is not None else "—", True), (d.level_text, True), d.verdict])
     if not rows:
         return "<p>Fewer than two complete trials: no differences to show.</p>"
-    table = _table(["metric [class]", f"{base} mean", f"{arm} mean", "difference", "interval", "level", "verdict"],
-                   rows)
+    table = _table(["metric [class]", f"{base} mean", f"{arm_letter} mean", "difference", "interval", "level",
+                    "verdict"], rows)
     return f"{table}<p>{escape(result.intervals_note())}</p>"
 
 
@@ -231,14 +273,15 @@ def _ab_definition(result: ABResult) -> str:
     plan = result.plan
     spec = plan.load_spec()
     classes = "; ".join(f"{c.name} (SLA {c.sla_ms:g} ms)" for c in spec.classes)
-    arms = ", ".join(a.name for a in plan.arms) + " (the first is the baseline)"
-    return _kv([("model", plan.model), ("configurations", arms), ("traffic", describe_load(spec)), ("classes", classes),
+    arms = [(f"configuration {result.letter(a.name)}" + (" (the baseline)" if i == 0 else ""),
+             f"{result.title(a.name)}; chosen as “{a.name}”") for i, a in enumerate(plan.arms)]
+    return _kv([("model", plan.model), *arms, ("traffic", describe_load(spec)), ("classes", classes),
                 ("trials", f"{plan.trials}, each arm once per trial, order alternating (A B, B A, …)"),
                 ("each trial", f"{plan.warmup_s:g} s warm-up dropped, {plan.trial_s:g} s measured in 1 s windows"),
                 ("smallest difference called", f"{plan.min_effect:.0%}")])
 
 
 def _trials_table(result: ABResult) -> str:
-    rows = [[arm.name, str(trial + 1), _when(f.get("t0")), *_figures(f)]
+    rows = [[result.title(arm.name), str(trial + 1), _when(f.get("t0")), *_figures(f)]
             for arm in result.plan.arms for trial, f in sorted(result.trials.get(arm.name, {}).items())]
     return _table(["configuration", "trial", "started", *FIGURES_HEAD], rows)

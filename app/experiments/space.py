@@ -1,15 +1,18 @@
 """What a sweep searches: configurations (named knobs over a base config) × load levels, under an SLA.
 
 A configuration is a set of knob values (app.knobs) applied to the model's config at the start of the
-sweep; the empty set is that config itself ("default", as Model Analyzer calls it). Loads are closed-loop
-concurrencies or open-loop rates. The SLA is a p99 budget (client side, ms), with an optional floor on
-throughput.
+sweep; the empty set is that config itself ("default", as Model Analyzer calls it). Configurations are told
+apart by the config they serve, not by their knob values: two choices serving the same config are one
+configuration, and the starting config is named by what it is ("2 instances, delay 500 µs (serving at
+start)"). Loads are closed-loop concurrencies or open-loop rates. The SLA is a p99 budget (client side, ms),
+with an optional floor on throughput.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, field
 
+from app.config.errors import ConfigError
 from app.config.model_config import ModelConfig
 from app.config.read import settings_of
 from app.config.edits import set_settings
@@ -27,6 +30,7 @@ class Choice:
     max_batch_size: int | None = None
     preferred: tuple[int, ...] | None = None
     delay_us: int | None = None
+    start: bool = False  # the config serving when the sweep began, its knob values read from it
 
     def __post_init__(self) -> None:
         if self.preferred is not None:
@@ -48,7 +52,7 @@ class Choice:
 
     @property
     def key(self) -> str:
-        """Return a stable short name, e.g. 'i2-d2000' or 'default'."""
+        """Return a stable short name, e.g. 'i2-d2000', 'i2-d500-start' or 'default'."""
         parts = []
         if self.instances is not None:
             parts.append(f"i{self.instances}")
@@ -58,11 +62,13 @@ class Choice:
             parts.append("p" + ("_".join(map(str, self.preferred)) or "none"))
         if self.delay_us is not None:
             parts.append(f"d{self.delay_us}")
+        if self.start:
+            parts.append("start")
         return "-".join(parts) or "default"
 
     @property
     def label(self) -> str:
-        """Return a readable name, e.g. '2 instances, delay 2000 µs'."""
+        """Return a readable name, e.g. '2 instances, delay 2000 µs' or '2 instances (serving at start)'."""
         parts = []
         if self.instances is not None:
             parts.append(f"{self.instances} instance{'s' if self.instances != 1 else ''}")
@@ -72,7 +78,9 @@ class Choice:
             parts.append(f"preferred {list(self.preferred)}")
         if self.delay_us is not None:
             parts.append(f"delay {self.delay_us} µs")
-        return ", ".join(parts) or "default (the config at the start)"
+        if self.start:
+            return f"{', '.join(parts)} (serving at start)" if parts else "the config serving at start"
+        return ", ".join(parts) or "default (the config at the start)"  # sweeps stored before configs had names
 
     @classmethod
     def from_key(cls, key: str) -> Choice:
@@ -81,8 +89,10 @@ class Choice:
             return cls()
         values: dict = {}
         for part in key.split("-"):
-            tag, rest = part[0], part[1:]
-            if tag == "i":
+            tag, rest = part[:1], part[1:]
+            if part == "start":
+                values["start"] = True
+            elif tag == "i":
                 values["instances"] = int(rest)
             elif tag == "b":
                 values["max_batch_size"] = int(rest)
@@ -147,6 +157,51 @@ class SearchSpace:
         if self.include_default or not out:
             out.append(Choice())
         return out
+
+    def configurations(self, base: ModelConfig) -> list[Choice]:
+        """Return the configurations to measure over base: one choice per config served (the first offered), the
+        one serving base itself named by what it is and last (it is in the grid, or the default was asked for)."""
+        out: list[Choice] = []
+        seen: list[ModelConfig] = []
+        at_start = False
+        for choice in self.choices():
+            try:
+                config = choice.config(base)
+            except (ConfigError, ValueError):  # applying it will fail with the reason, as a failed point
+                out.append(choice)
+                continue
+            if config == base:
+                at_start = True
+            elif config not in seen:
+                seen.append(config)
+                out.append(choice)
+        return [*out, self.start_choice(base)] if at_start else out
+
+    def offers_start(self, base: ModelConfig) -> bool:
+        """Return True when a choice that moves knobs serves base itself (the starting config offered by its values,
+        not only as the default)."""
+        for choice in self.choices():
+            try:
+                if choice.knobs and choice.config(base) == base:
+                    return True
+            except (ConfigError, ValueError):
+                continue
+        return False
+
+    def start_choice(self, base: ModelConfig) -> Choice:
+        """Return the starting config as a choice: its values of the knobs this space varies (instances and
+        delay when it varies none), so that its name says what it is beside the others."""
+        settings = settings_of(base)
+        dyn = settings.dynamic_batching
+        vary = {"instances": bool(self.instances), "max_batch_size": bool(self.max_batch_sizes),
+                "preferred": bool(self.preferred), "delay_us": bool(self.delays_us)}
+        if not any(vary.values()):
+            vary["instances"] = vary["delay_us"] = True
+        values = {"instances": settings.instance_groups[0].count if settings.instance_groups else None,
+                  "max_batch_size": settings.max_batch_size,
+                  "preferred": dyn.preferred_batch_sizes if dyn is not None else None,
+                  "delay_us": dyn.max_queue_delay_microseconds if dyn is not None else None}
+        return Choice(**{k: v for k, v in values.items() if vary[k]}, start=True)
 
     def points(self) -> int:
         """Return how many (configuration, load) points the full grid has."""

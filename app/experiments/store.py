@@ -17,6 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from app.experiments.stored_rows import RowReader
 from app.text_limits import check_label
 
 _SCHEMA = """
@@ -40,6 +41,8 @@ _RUN_COLUMNS = {
     "reloads": "TEXT NOT NULL DEFAULT '[]'", "outcome": "TEXT NOT NULL DEFAULT '{}'",
 }
 RUNNING, DONE, CANCELLED, INTERRUPTED, FAILED = "running", "done", "cancelled", "interrupted", "failed"
+STUDY_STATUSES = (RUNNING, DONE, CANCELLED, INTERRUPTED, FAILED)
+RUN_STATUSES = (DONE, FAILED, INTERRUPTED)
 _KINDS = {"sweep": "sweep", "ab": "comparison", "scenario": "scenario"}  # a study's kind as its label's message says it
 
 
@@ -64,6 +67,7 @@ class Experiment:
     windows: list = field(default_factory=list)  # every measurement window (meter.Window.to_dict or per second)
     reloads: list = field(default_factory=list)  # [t0, t1] of reload bands left out
     outcome: dict = field(default_factory=dict)  # e.g. stable, change, note, load
+    broken: str = ""  # what is wrong with the stored row ('' when it reads whole); never stored itself
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Study:
     owner: str = ""
     note: str = ""
     id: int | None = None
+    broken: str = ""  # what is wrong with the stored row ('' when it reads whole); never stored itself
 
 
 def owner_tag() -> str:
@@ -123,6 +128,7 @@ class ExperimentStore:
         check_label(exp.label, "the run's label")
         row = asdict(exp)
         row.pop("id")
+        row.pop("broken")
         for key in ("spec", "client", "server", "windows", "reloads", "outcome"):
             row[key] = json.dumps(row[key], default=str)
         cols = ", ".join(row)
@@ -177,6 +183,7 @@ class ExperimentStore:
         check_label(study.label, f"the {_KINDS.get(study.kind, study.kind)}'s label")
         row = asdict(study)
         row.pop("id")
+        row.pop("broken")
         row["owner"] = row["owner"] or owner_tag()
         for key in ("definition", "result", "env"):
             row[key] = json.dumps(row[key], default=str)
@@ -234,7 +241,7 @@ class ExperimentStore:
         """Mark running studies whose process is gone as interrupted; return how many."""
         with self._connect() as db:
             rows = db.execute("SELECT id, owner FROM studies WHERE status = ?", (RUNNING,)).fetchall()
-        gone = [r["id"] for r in rows if not _alive(r["owner"])]
+        gone = [r["id"] for r in rows if not _alive(str(r["owner"] or ""))]
         for study_id in gone:
             self.update_study(study_id, status=INTERRUPTED,
                               note="the process running it ended before it finished (a crash or a closed dashboard)")
@@ -247,18 +254,30 @@ class ExperimentStore:
 
 
 def _experiment(row: sqlite3.Row) -> Experiment:
-    keys = row.keys()
-    extra = {k: row[k] for k in ("kind", "status", "study_id", "point", "seed") if k in keys}
-    extra.update({k: json.loads(row[k]) for k in ("windows", "reloads", "outcome") if k in keys})
+    """Return a stored run as far as it reads; its `broken` says what did not (never raises)."""
+    r = RowReader(row)
+    status = r.text("status", required=False) or DONE
+    if status not in RUN_STATUSES:
+        r.wrong(f"status is {status!r}, not one of {', '.join(RUN_STATUSES)}")
     return Experiment(
-        label=row["label"], model=row["model"], config_text=row["config_text"], started_at=row["started_at"],
-        ended_at=row["ended_at"], spec=json.loads(row["spec"]), client=json.loads(row["client"]),
-        server=json.loads(row["server"]), id=row["id"], **extra,
-    )
+        label=r.text("label"), model=r.text("model"), config_text=r.text("config_text"),
+        started_at=r.number("started_at"), ended_at=r.number("ended_at"), spec=r.json("spec", dict, {}),
+        client=r.figures("client", per_class=True), server=r.figures("server", per_class=False), id=r.integer("id"),
+        kind=r.text("kind", required=False) or "run", status=status, study_id=r.integer("study_id"),
+        point=r.text("point", required=False), seed=r.integer("seed"),
+        windows=r.listing_of_mappings("windows") if "windows" in r.columns else [],
+        reloads=r.json("reloads", list, []) if "reloads" in r.columns else [],
+        outcome=r.json("outcome", dict, {}) if "outcome" in r.columns else {}, broken=r.broken)
 
 
 def _study(row: sqlite3.Row) -> Study:
-    return Study(kind=row["kind"], label=row["label"], model=row["model"], definition=json.loads(row["definition"]),
-                 created_at=row["created_at"], status=row["status"], result=json.loads(row["result"]),
-                 base_config=row["base_config"], env=json.loads(row["env"]), ended_at=row["ended_at"],
-                 owner=row["owner"], note=row["note"], id=row["id"])
+    """Return a stored study as far as it reads; its `broken` says what did not (never raises)."""
+    r = RowReader(row)
+    status = r.text("status")
+    if status not in STUDY_STATUSES:
+        r.wrong(f"status is {status!r}, not one of {', '.join(STUDY_STATUSES)}")
+    return Study(kind=r.text("kind"), label=r.text("label"), model=r.text("model"),
+                 definition=r.json("definition", dict, {}), created_at=r.number("created_at", required=True) or 0.0,
+                 status=status, result=r.json("result", dict, {}), base_config=r.text("base_config"),
+                 env=r.json("env", dict, {}), ended_at=r.number("ended_at"), owner=r.text("owner", required=False),
+                 note=r.text("note", required=False), id=r.integer("id"), broken=r.broken)

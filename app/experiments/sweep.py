@@ -13,6 +13,11 @@ levels for the highest one inside the SLA, and stops a configuration as soon as 
 throughput inside the SLA cannot beat the best point found (bound: throughput at the first load over
 the budget; or, while every measured load is inside it, throughput scaled by the load ratio for a
 closed loop and the top rate for an open loop; times a 10 % margin for noise).
+
+Configurations are told apart by the config they serve (space.SearchSpace.configurations): one offered
+twice is measured once, and the starting config under its own name. Before the sweep names an operating
+point its top candidates are measured again, interleaved, and the recommendation rests on every
+measurement (recommend.py); repeats are stored too, so a resumed sweep does not measure them again.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from app.config.model_config import parse_config
 from app.experiments.environment import environment
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
+from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
 from app.traffic import BEHIND_MS, behind_in, sent_behind
@@ -37,6 +43,7 @@ from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL, slas_of
 
+REPEAT = "repeat"  # the stored kind of a point's re-measurement (its first measurement is a 'point')
 DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
 BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
 
@@ -53,9 +60,14 @@ class SweepOptions:
     max_windows: int = 12
     seed: int = 1
     restore: bool = True  # serve the starting config again at the end
+    recheck_top: int = 3  # how many top candidates are measured again before an operating point is named (0: none)
+    recheck_rounds: int = 1  # how many times each (interleaved: A B C, A B C)
 
     def __post_init__(self):
         check_finite(self, "sweep options")
+        if not 0 <= self.recheck_top <= 10 or not 1 <= self.recheck_rounds <= 5:
+            raise ValueError(f"sweep options: recheck_top must be 0-10 and recheck_rounds 1-5, got {self.recheck_top} "
+                             f"and {self.recheck_rounds}")
         if not 0.05 <= self.window_s <= 60 or not 1 <= self.max_windows <= 100:
             raise ValueError(f"sweep options: window_s must be 0.05-60 s and max_windows 1-100, got {self.window_s:g} "
                              f"and {self.max_windows}")
@@ -79,6 +91,8 @@ class Point:
     id: int | None = None
     t0: float | None = None
     t1: float | None = None
+    repeats: list = field(default_factory=list)  # later measurements of it (figures then pool them: recommend.pooled)
+    marked: str = ""  # why it cannot be named alone: its measurements disagree ('' when they do not)
 
     @property
     def key(self) -> str:
@@ -100,6 +114,8 @@ class Point:
         out = []
         if self.status == DONE and not self.stable:
             out.append("its figures never settled (the window limit came first)")
+        if self.marked:
+            out.append(self.marked)
         if (share := self.behind) is not None:
             out.append(f"the load generator fell behind here ({share:.0%} of requests sent over {BEHIND_MS:g} ms "
                        "late), so the server saw a smoother, lighter load than asked")
@@ -141,21 +157,16 @@ class SweepResult:
     wall_s: float
     note: str = ""
     skipped: list[str] = field(default_factory=list)
+    recommendation: Recommendation | None = None  # the operating point, its margin and whether it is clear
 
     @property
     def best(self) -> Point | None:
-        """Return the SLA operating point: the highest goodput whose p99 is within the budget."""
+        """Return the SLA operating point: the highest goodput whose p99 is within the budget (every measurement)."""
         return operating_point(self.space, self.points)
 
     def pareto(self) -> list[Point]:
         """Return the points no other point beats on both throughput and p99."""
         return pareto(self.points)
-
-
-def operating_point(space: SearchSpace, points: list[Point]) -> Point | None:
-    """Return the measured point with the highest goodput among those inside the SLA (None when none is)."""
-    inside = [p for p in points if p.status == DONE and space.meets_sla(p.p99, p.throughput)]
-    return max(inside, key=lambda p: (p.goodput or 0.0, p.throughput or 0.0), default=None)
 
 
 def pareto(points: list[Point]) -> list[Point]:
@@ -193,6 +204,7 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
             {"space": space.to_dict(), "options": dataclasses.asdict(options), "start": start.to_dict()},
             time.time(), base_config=start.text, env=environment(lab, space.model)))
         done: dict[str, Point] = {}
+        repeats: dict[str, list[Point]] = {}
     else:
         study = store.study(study_id)
         if study.kind != "sweep":
@@ -203,31 +215,85 @@ def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options
         options = SweepOptions(**study.definition.get("options", {}))
         start = Start.of(study)
         done = {p.key: p for p in load_points(store, study_id)}
+        repeats = load_repeats(store, study_id)
         store.update_study(study_id, status=RUNNING, owner=owner_tag(), note="")
-    sweeper = _Sweeper(lab, space, options, start, study_id, done, progress, cancel or threading.Event())
+    sweeper = _Sweeper(lab, space, options, start, study_id, done, progress, cancel or threading.Event(), repeats)
     status, note = sweeper.conclude(sweeper.run, start.text, start.had_file)
-    result = SweepResult(study_id, space, sweeper.points(), status, time.monotonic() - started, note,
-                         sweeper.skipped)
+    points = [pooled(p, sweeper.repeats.get(p.key, [])) for p in sweeper.points()]
+    advice = recommend(space, points)
+    result = SweepResult(study_id, space, points, status, time.monotonic() - started, note, sweeper.skipped, advice)
     best = result.best
     store.update_study(study_id, status=status, note=note, result={
         "best": best.key if best else None, "points": len(result.points), "skipped": result.skipped,
-        "wall_s": result.wall_s})
+        "wall_s": result.wall_s, "rechecked": sweeper.rechecked,
+        "repeats": sum(len(r) for r in sweeper.repeats.values()),
+        "recommendation": advice.to_dict() if advice else None})
     sweeper.report(final=True)
     return result
 
 
-def load_points(store, study_id: int) -> list[Point]:
-    """Return a study's stored points, in the order they were measured."""
+def load_points(store, study_id: int, problems: list[str] | None = None) -> list[Point]:
+    """Return a study's stored points that can be read, in the order they were measured; a point that cannot be
+    read is left out (never raised), and what is wrong with it appended to problems when given."""
     out = []
     for e in store.list(study_id=study_id):
         if e.kind != "point" or e.status not in (DONE, FAILED):
             continue
-        choice_key, _, load = e.point.rpartition("@")
-        change = e.outcome.get("change")  # stored None when it was infinite (JSON has no infinity)
-        out.append(Point(Choice.from_key(choice_key), float(load), e.status, bool(e.outcome.get("stable")),
-                         math.inf if change is None else float(change), {"client": e.client, "server": e.server},
-                         e.windows, e.outcome.get("note", ""), e.config_text, e.id, e.started_at, e.ended_at))
+        try:
+            out.append(stored_point(e))
+        except ValueError as exc:
+            if problems is not None:
+                problems.append(f"point {e.point or '(unnamed)'!r} (run {e.id}) cannot be read: {exc}")
     return out
+
+
+def stored_point(e: Experiment) -> Point:
+    """Return the point a stored run holds; ValueError saying what is wrong when it cannot be read whole."""
+    if e.broken:
+        raise ValueError(e.broken)
+    choice_key, at, load_text = e.point.rpartition("@")
+    if not at:
+        raise ValueError("its name has no '@<load>'")
+    try:
+        choice = Choice.from_key(choice_key)
+    except (ValueError, IndexError, TypeError):
+        raise ValueError(f"{choice_key!r} names no configuration") from None
+    try:
+        load = float(load_text)
+    except ValueError:
+        raise ValueError(f"its load {load_text!r} is not a number") from None
+    if not math.isfinite(load) or load <= 0:
+        raise ValueError(f"its load {load_text!r} is not above 0")
+    change = e.outcome.get("change")  # stored None when it was infinite (JSON has no infinity)
+    if change is not None and (isinstance(change, bool) or not isinstance(change, (int, float))):
+        raise ValueError(f"its outcome's change {change!r} is not a number")
+    note = e.outcome.get("note") or ""
+    return Point(choice, load, e.status, bool(e.outcome.get("stable")), math.inf if change is None else float(change),
+                 {"client": e.client, "server": e.server}, e.windows, note if isinstance(note, str) else str(note),
+                 e.config_text, e.id, e.started_at, e.ended_at)
+
+
+def load_repeats(store, study_id: int, problems: list[str] | None = None) -> dict[str, list[Point]]:
+    """Return a study's stored re-measurements by point key, in the order they were measured; one that cannot be
+    read is left out (never raised), what is wrong with it appended to problems when given."""
+    out: dict[str, list[Point]] = {}
+    for e in store.list(study_id=study_id):
+        if e.kind != REPEAT or e.status != DONE:
+            continue
+        try:
+            point = stored_point(e)
+        except ValueError as exc:
+            if problems is not None:
+                problems.append(f"a repeat of {e.point or '(unnamed)'!r} (run {e.id}) cannot be read: {exc}")
+            continue
+        out.setdefault(point.key, []).append(point)
+    return out
+
+
+def with_repeats(store, study_id: int, points: list[Point], problems: list[str] | None = None) -> list[Point]:
+    """Return points with their stored repeats pooled in (what the sweep's recommendation rests on)."""
+    repeats = load_repeats(store, study_id, problems)
+    return [pooled(p, repeats.get(p.key, [])) for p in points]
 
 
 class _Sweeper(StudyDriver):
@@ -236,11 +302,15 @@ class _Sweeper(StudyDriver):
     what, kept = "sweep", "points"
 
     def __init__(self, lab, space: SearchSpace, options: SweepOptions, start: Start, study_id: int,
-                 done: dict[str, Point], progress, cancel: threading.Event) -> None:
+                 done: dict[str, Point], progress, cancel: threading.Event,
+                 repeats: dict[str, list[Point]] | None = None) -> None:
         super().__init__(lab, space.model, study_id, cancel, progress)
         self.space, self.options = space, options
         self.base = parse_config(start.served)  # knobs move the served config: the user's text may say little
         self.done = done  # stored points by key: never measured again
+        self.repeats: dict[str, list[Point]] = dict(repeats or {})  # stored re-measurements by key: not again either
+        self.rechecked: list[str] = []  # the points measured again before the operating point was named
+        self.repeats_left: int | None = None  # while re-measuring: how many are still to come
         self.measured: list[Point] = []  # this session's points, in order
         self.failed: set[str] = {p.choice.key for p in done.values() if p.status == FAILED}
         self.skipped: list[str] = []
@@ -252,7 +322,7 @@ class _Sweeper(StudyDriver):
 
     # --- the search -------------------------------------------------------------------------------------
     def run(self) -> None:
-        choices = self.space.choices()
+        choices = self.space.configurations(self.base)  # one per config served: never the same one twice
         self.lab.stop_traffic("traffic stopped: a sweep takes over")
         self.meter = Meter(self.lab.load, self.lab.endpoint, self.model,
                            slas_of(traffic_spec(self.space, self.space.loads[0], self.options.seed)))
@@ -261,7 +331,7 @@ class _Sweeper(StudyDriver):
                 self.remaining_configs = len(choices) - i - 1
                 if choice.key in self.failed:
                     continue
-                if not choice.knobs:  # the default comes last: alone it is no sweep
+                if choice.start:  # the starting config comes last: alone it is no sweep
                     self._check_some_apply(choices)
                 if self.space.adaptive:
                     self._bisect(choice)
@@ -270,18 +340,34 @@ class _Sweeper(StudyDriver):
                         if self._measure(choice, load).status == FAILED:
                             break
             self._check_some_apply(choices)
+            self._recheck()
         finally:
             self.meter.close()
 
     def _check_some_apply(self, choices: list[Choice]) -> None:
-        """Raise Failed, with the reasons, when no configuration that moves a knob could be applied."""
-        tried = [c for c in choices if c.knobs]
-        if not tried or any(c.key not in self.failed for c in tried):
+        """Raise Failed, with the reasons, when no configuration that moves a knob could be applied (the starting
+        config counts when it was offered by its knob values, not only as the default)."""
+        tried = [c for c in choices if not c.start]
+        if not tried or any(c.key not in self.failed for c in tried) or self.space.offers_start(self.base):
             return
         notes = [p.note for p in self.points() if p.status == FAILED]
         reasons = list(dict.fromkeys(n.removeprefix("could not be applied: ") for n in notes))
         raise Failed(f"none of the {len(tried)} configurations could be applied to {self.model}: "
                      + " | ".join(reasons[:3]))
+
+    def _recheck(self) -> None:
+        """Measure the top candidates again, interleaved (A B C, A B C), before an operating point is named."""
+        top = candidates(self.space, self.points(), self.options.recheck_top)
+        self.rechecked = [p.key for p in top]
+        rounds = range(1, self.options.recheck_rounds + 1)
+        self.repeats_left = sum(len(self.repeats.get(p.key, [])) < n for n in rounds for p in top)
+        if top:
+            self._log("measuring again before naming an operating point: " + "; ".join(
+                f"{p.choice.label} at {self._load_text(p.load)}" for p in top))
+        for n in rounds:
+            for p in top:
+                if len(self.repeats.get(p.key, [])) < n:
+                    self._measure(p.choice, p.load, repeat=n)
 
     def _bisect(self, choice: Choice) -> None:
         loads = self.space.loads
@@ -330,17 +416,18 @@ class _Sweeper(StudyDriver):
         return None
 
     # --- one point --------------------------------------------------------------------------------------
-    def _measure(self, choice: Choice, load: float) -> Point:
+    def _measure(self, choice: Choice, load: float, repeat: int = 0) -> Point:
+        """Measure a point (repeat: its re-measurement number, stored beside the point, not instead of it)."""
         key = point_key(choice, load)
-        if key in self.done:
+        if key in self.done and not repeat:
             return self.done[key]
         if self.cancel.is_set():
             raise Cancelled
-        self.state.current = f"{choice.label} at {self._load_text(load)}"
+        self.state.current = f"{choice.label} at {self._load_text(load)}" + (" (again)" if repeat else "")
         self.report()
         warm = self.options.warmup_load_s
         if self.serving != choice:
-            failed = self._serve(choice, load)
+            failed = self._serve(choice, load, repeat)
             if failed is not None:
                 return failed
             warm = self.options.warmup_reload_s
@@ -366,7 +453,7 @@ class _Sweeper(StudyDriver):
                                    f"{change:.0%} (limit {self.options.tolerance:.0%}) after {len(windows)} windows")
         point = Point(choice, load, DONE, settled, change, whole.figures(), [w.to_dict() for w in windows], note,
                       self.lab.config.current_text(self.model), t0=whole.t0, t1=whole.t1)
-        return self._keep(point, whole)
+        return self._keep(point, whole, repeat)
 
     def _drained(self, load: float) -> bool:
         """Wait until the server's queue is what this load leaves (a backlog of an earlier point is gone).
@@ -393,15 +480,15 @@ class _Sweeper(StudyDriver):
         self._log(f"the queue was still draining after {DRAIN_LIMIT_S:g} s; measuring anyway")
         return True
 
-    def _serve(self, choice: Choice, load: float) -> Point | None:
+    def _serve(self, choice: Choice, load: float, repeat: int = 0) -> Point | None:
         """Hot-reload the choice; return a failed point (stored) when it cannot be applied."""
         try:
-            self.serve(choice.config(self.base), f"sweep: {choice.label}")
+            self.serve(self.base if choice.start else choice.config(self.base), f"sweep: {choice.label}")
         except ConfigError as exc:
             self.failed.add(choice.key)
             point = Point(choice, load, FAILED, note=f"could not be applied: {exc}")
             self._log(f"{choice.label}: {point.note}")
-            return self._keep(point, None)
+            return self._keep(point, None, repeat)  # a repeat refused: stored as such, the first kept
         self.serving = choice
         return None
 
@@ -416,21 +503,26 @@ class _Sweeper(StudyDriver):
                 self.lab.update_traffic(rate=float(load))
             self.load_now = load
 
-    def _keep(self, point: Point, whole: Window | None) -> Point:
+    def _keep(self, point: Point, whole: Window | None, repeat: int = 0) -> Point:
         figures = point.figures
+        again = f" (measurement {repeat + 1})" if repeat else ""
         exp = Experiment(
-            f"{point.choice.label} @ {self._load_text(point.load)}", self.model,
+            f"{point.choice.label} @ {self._load_text(point.load)}{again}", self.model,
             point.config_text or self.lab.config.current_text(self.model), point.t0, point.t1,
             spec_to_dict(traffic_spec(self.space, point.load, self.options.seed)), figures.get("client", {}),
-            figures.get("server", {}), kind="point", status=point.status, study_id=self.study_id, point=point.key,
-            seed=self.options.seed, windows=point.windows,
+            figures.get("server", {}), kind=REPEAT if repeat else "point", status=point.status,
+            study_id=self.study_id, point=point.key, seed=self.options.seed, windows=point.windows,
             outcome={"stable": point.stable, "change": point.change if math.isfinite(point.change) else None,
                      "note": point.note, "load": point.load, "load_kind": self.space.load_kind,
-                     "choice": point.choice.key},
+                     "choice": point.choice.key, "repeat": repeat},
         )
         point.id = self.lab.experiments.add(exp)
-        self.done[point.key] = point
-        self.measured.append(point)
+        if repeat:
+            self.repeats.setdefault(point.key, []).append(point)
+            self.repeats_left = max(0, (self.repeats_left or 1) - 1)
+        else:
+            self.done[point.key] = point
+            self.measured.append(point)
         self.state.done += 1
         self.state.points = self.points()
         if point.status == DONE:
@@ -455,7 +547,12 @@ class _Sweeper(StudyDriver):
     def report(self, final: bool = False) -> None:
         state = self.state
         per_config = math.ceil(math.log2(len(self.space.loads) + 1)) if self.space.adaptive else len(self.space.loads)
-        left = 0 if final else per_config * (self.remaining_configs + 1)
+        if self.repeats_left is None:  # searching: its configurations, then at most recheck_top repeats a round
+            rechecks = min(self.options.recheck_top, len(self.space.choices())) * self.options.recheck_rounds
+            left = per_config * (self.remaining_configs + 1) + rechecks
+        else:
+            left = self.repeats_left + 1
+        left = 0 if final else left
         state.total = max(state.done, state.done + left - (1 if state.current and not final else 0))
         self.publish(state, sum(p.status == DONE for p in self.measured), final)
 

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from app.paths import MODEL_REPOSITORY
 from app.scenarios.catalog import SCENARIOS
 
 
@@ -35,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(scenario, full: bool, out: Path | None) -> int:
-    from app.lab import Lab  # noqa: PLC0415 - starting a server is for `run` only
+    from app.headless import cancel_on_signals, headless_lab, printer  # noqa: PLC0415 - a server is for `run` only
     from app.scenarios.runner import check_phases, run_scenario  # noqa: PLC0415
 
     try:  # the phases inside the one table of load bounds (loadgen.limits): refused before a server starts
@@ -43,30 +39,13 @@ def _run(scenario, full: bool, out: Path | None) -> int:
     except ValueError as exc:
         print(f"error: {scenario.name}: {exc}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="tbl-scenario-") as tmp:
-        env = dict(os.environ)
-        if not env.get("TRITON_URL"):
-            repo = Path(tmp) / "model_repository"
-            shutil.copytree(MODEL_REPOSITORY, repo)
-            env["TBL_MODEL_REPOSITORY"] = str(repo)
-            os.environ.setdefault("TBL_STATE_DIR", str(Path(tmp) / "state"))
-        lab = Lab.create(env)
-        try:
+    try:
+        with headless_lab(None, scenario.model) as (lab, _where), cancel_on_signals() as cancel:
             print(f"{scenario.title} — expected: {scenario.expect}", flush=True)
-            printed = [0]
-
-            def progress(p) -> None:  # print each log line once
-                for line in p.log[printed[0]:]:
-                    print(f"  {line}", flush=True)
-                printed[0] = len(p.log)
-
-            try:
-                result = run_scenario(lab, scenario, full=full, progress=progress)
-            except ValueError as exc:  # the server lacks the models it needs: said, not a traceback
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
-        finally:
-            lab.close()
+            result = run_scenario(lab, scenario, full=full, progress=printer(), cancel=cancel)
+    except ValueError as exc:  # the server lacks the models it needs, or cannot serve them: said, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for check in result.checks:
         print(f"{'PASS' if check.ok else 'FAIL'}  {check.claim}: {check.measured} (held to {check.margin})")
     if caution := result.caution():

@@ -19,6 +19,7 @@ from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
+from app.server.server_process import listener_pid
 from app.server.repository import model_names
 from loadgen.child_env import child_environment
 
@@ -53,13 +54,26 @@ class EmbeddedServer:
         self.started_at: float | None = None
 
     def start(self) -> Endpoint:
-        """Start the server and block until /v2/health/ready answers 200."""
+        """Start the server and block until it answers ready on its own ports.
+
+        Ports are chosen free seconds before tritonserver binds them (after it has loaded its models), so another
+        process may take one meanwhile: a ready answer counts only from our own process, and a server that finds
+        a port taken is started again on other free ports (at most PORT_TRIES times)."""
         if self.running():
             return self.endpoint
+        preferred = (self.options.http_port, self.options.grpc_port, self.options.metrics_port)
+        for attempt in range(PORT_TRIES):
+            try:
+                return self._start(choose_ports(preferred if attempt == 0 else (None, None, None), self.options.host))
+            except PortTaken:
+                if attempt == PORT_TRIES - 1:
+                    raise
+
+    def _start(self, ports: tuple[int, int, int]) -> Endpoint:
         opts = self.options
         repo = Path(opts.model_repository).resolve()
         models = opts.models if opts.models is not None else tuple(model_names(repo))
-        http, grpc, metrics = choose_ports((opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
+        http, grpc, metrics = ports
         log_dir = Path(opts.log_dir or state_dir() / "logs")
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = log_dir / f"tritonserver-{http}.log"
@@ -88,7 +102,7 @@ class EmbeddedServer:
         self.started_at = time.time()
         _live.add(self)
         try:
-            wait_ready(self.endpoint, opts.ready_timeout_s, self._problem, self.log_tail)
+            wait_ready(self.endpoint, opts.ready_timeout_s, self._problem, self.log_tail, ours=self._answers)
         except ServerStartError:
             self.stop()
             raise
@@ -133,10 +147,20 @@ class EmbeddedServer:
         return "\n".join(text[-lines:])
 
     def _problem(self) -> str | None:
-        """Return why the server cannot become ready any more (None while it still may)."""
+        """Return why the server cannot become ready any more (None while it still may); PortTaken when another
+        process bound one of its ports first."""
         if self.proc.poll() is not None:
-            return f"tritonserver exited with code {self.proc.returncode}.\n{self.log_tail()}"
+            tail = self.log_tail()
+            if "already in use" in tail:
+                raise PortTaken(f"a port of tritonserver was taken before it could bind it.\n{tail}")
+            return f"tritonserver exited with code {self.proc.returncode}.\n{tail}"
         return None
+
+    def _answers(self) -> bool:
+        """Return False when another process listens on our HTTP port (True when it is ours or cannot be told)."""
+        port = int(self.endpoint.http_url.rsplit(":", 1)[1])
+        holder = listener_pid(port)
+        return holder is None or holder == self.proc.pid
 
 
 def endpoint_at(host: str, ports: tuple[int, int, int], control_key: str | None = None) -> Endpoint:
@@ -158,8 +182,9 @@ def server_environment(environ=None) -> dict[str, str]:
 
 
 def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],
-               what: str = "tritonserver") -> None:
-    """Block until /v2/health/ready answers 200; ServerStartError when problem() names one or time runs out."""
+               what: str = "tritonserver", ours: Callable[[], bool] | None = None) -> None:
+    """Block until /v2/health/ready answers 200 (from our own process, when ours() can tell); ServerStartError
+    when problem() names one or time runs out."""
     deadline = time.monotonic() + timeout_s
     url = f"{endpoint.http_url}/v2/health/ready"
     while time.monotonic() < deadline:
@@ -168,12 +193,19 @@ def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str |
             raise ServerStartError(reason)
         try:
             with urllib.request.urlopen(url, timeout=1) as resp:
-                if resp.status == 200:
+                if resp.status == 200 and (ours is None or ours()):
                     return
         except OSError:
             pass
         time.sleep(0.25)
     raise ServerStartError(f"{what} was not ready after {timeout_s:.0f} s.\n{log_tail()}")
+
+
+PORT_TRIES = 3
+
+
+class PortTaken(ServerStartError):
+    """Another process bound one of the server's ports between their choice and the server's bind."""
 
 
 # A model that cannot load (a missing backend, a bad config, an import error in its model.py) must not keep the

@@ -11,6 +11,7 @@ from app.config.errors import (ConfigError, ConfigRolledBackError, ContractChang
                                UnrecordedError, clean)
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
+from app.experiments.environment import simulated
 from app.knobs import summarize_change
 from app.lab import Lab
 from app.server.errors import ServerStartError
@@ -75,10 +76,18 @@ def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | 
         why = f": {reason}" if reason else " (Triton gives no reason; see the server log on Overview)"
         st.warning(f"`{model}` is {state.state or 'not loaded'}{why}. Its config.pbtxt can still be edited and "
                    "applied below; traffic to it fails until it loads.")
-    elif model == "gpu_sim":
-        st.caption("`gpu_sim` is a **simulated GPU** (labelled cost model); scheduler, queues, batching and metrics "
-                   "are the real server's.")
+    elif state is not None and simulated_model(lab, model):
+        st.caption(f"`{model}` is a **simulated device** (a labelled cost model); scheduler, queues, batching and "
+                   "metrics are the real server's.")
     return model
+
+
+def simulated_model(lab: Lab, model: str) -> bool:
+    """Return True for a model whose config says it is the lab's cost model (the same test the reports use)."""
+    try:
+        return bool(simulated(lab.config.current_text(model)))
+    except Exception:  # noqa: BLE001 - a model that cannot be read is not labelled
+        return False
 
 
 def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings, str], ModelSettings]) -> None:

@@ -38,7 +38,10 @@ def scenario_panel(lab: Lab, page: str) -> None:
                 if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
                     _start(lab, scenario.name, full, bool(missing))
             _progress(lab, scenario.name)
-            _last_verdict(lab, scenario)
+            try:
+                _last_verdict(lab, scenario)
+            except Exception as exc:  # noqa: BLE001 - one unreadable stored verdict must not break the page
+                st.warning(f"The last stored run of this scenario cannot be read: {type(exc).__name__}: {exc}")
 
 
 def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:

@@ -55,8 +55,13 @@ def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes
     assert p99.verdict == BETTER and p99.high < 0, (p99, _summary(result))
     assert p99.family == 3 and diffs["p50_ms"].family == 1  # the headline figures hold together; the rest alone
     assert diffs["goodput_rps"].verdict == UNCLEAR, diffs["goodput_rps"]  # the same arrivals, all answered in time
-    assert result.verdict("B").startswith("B is better than A")
-    assert parse_config(lab.config.current_text(MODEL)) == parse_config(lab.experiments.study(result.study_id).base_config)
+    verdict = result.verdict("B")
+    assert verdict.startswith("B (delay 20000 → 0 µs) is better than A over 4 trials."), verdict
+    assert result.findings("B")[1].startswith("B's client p99 is "), result.findings("B")  # the clear headline first
+    assert p99.scale == "ratio" and -1.0 < p99.relative_interval[0], p99  # a latency's interval: above -100 %
+    study = lab.experiments.study(result.study_id)
+    assert parse_config(lab.config.current_text(MODEL)) == parse_config(study.base_config)
+    assert {"repository", "repository_commit", "repository_changes"} <= set(study.env), study.env  # said in reports
 
 
 def test_two_identical_configs_give_no_clear_difference(lab):
@@ -73,7 +78,7 @@ def test_two_identical_configs_give_no_clear_difference(lab):
     for cls, d in result.differences("B"):
         print(cls, d.key, round(d.relative or 0, 3), d.relative_interval)
     assert result.status == "done", result.note
-    assert "no clear difference" in result.verdict("B"), result.verdict("B")
+    assert "no clear difference in goodput, p99 or throughput" in result.verdict("B").lower(), result.verdict("B")
     assert not any(m.kind == "apply" for m in lab.markers.list(MODEL)), "the same config was reloaded"
 
 

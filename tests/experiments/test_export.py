@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import re
 import subprocess
@@ -108,7 +109,11 @@ def test_a_point_becomes_the_same_load_in_perf_analyzer_terms():
 @pytest.fixture(scope="session")
 def perf_analyzer_help() -> str:
     """The real perf_analyzer 2.51's usage text (it prints it, exiting non-zero, for an unknown --help)."""
-    binary, env = ensure_perf_analyzer(ROOT / ".lab" / "bench")
+    cache = ROOT / ".lab" / "bench"
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".lock").open("w") as lock:  # parallel workers: one downloads, extracts and links; the rest wait
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        binary, env = ensure_perf_analyzer(cache)
     done = subprocess.run([str(binary), "--help"], env=env, capture_output=True, text=True, timeout=60)
     assert "==== OPTIONS ====" in done.stdout + done.stderr
     return done.stdout + done.stderr

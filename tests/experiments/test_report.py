@@ -9,9 +9,11 @@ import sys
 import numpy as np
 import pytest
 
+from app.config.model_config import format_config, parse_config
 from app.experiments.ab import ABResult, Arm
 from app.experiments.report import ab_report, sweep_report
-from app.paths import ROOT
+from app.experiments.space import Choice
+from app.paths import MODEL_REPOSITORY, ROOT
 from tests.experiments import samples
 from tests.helpers import require_tool
 from loadgen.stats import ALL
@@ -79,8 +81,13 @@ def test_a_sweep_with_no_point_inside_the_sla_recommends_nothing():
 def test_an_ab_report_stands_alone_with_verdicts_trials_and_each_arms_diff(ab_html):
     assert_self_contained(ab_html, 3)  # trials, one difference chart, timeline
     text = re.sub(r"<[^>]+>", " ", ab_html)
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; is better than start over 4 trials" in text
-    assert "Recommended: &lt;script&gt;alert(1)&lt;/script&gt;" in text
+    # arms by letter and by what they change; the names chosen on the page only in the definition
+    assert "B (instances 1 → 2, delay 500 → 2000 µs) is better than A over 4 trials." in text
+    assert "Recommended: B (instances 1 → 2, delay 500 → 2000 µs) — clearly better than A" in text
+    verdict = ab_html[ab_html.index("<h2>Result</h2>"):ab_html.index("<h2>Charts</h2>")]
+    assert "alert" not in verdict and "start" not in verdict, verdict
+    assert "chosen as “&lt;script&gt;alert(1)&lt;/script&gt;”" in text
+    assert "configuration A (the baseline)" in text and "A (1 instance, max batch 32, delay 500 µs" in text
     assert text.count("trial") >= 8 and "closed loop, concurrency 8" in text and "default (SLA 100 ms)" in text
     assert "-  count: 1" in ab_html and "+  count: 2" in ab_html
     row = re.search(r"<td>goodput within SLA \(req/s\)</td><td class=n>([\d,]+)</td><td class=n>([\d,]+)</td>"
@@ -89,7 +96,8 @@ def test_an_ab_report_stands_alone_with_verdicts_trials_and_each_arms_diff(ab_ht
     assert row[4] == "98.3 %"  # goodput, p99 and throughput of one arm against the baseline: 3 held together
     assert re.search(r"<td>average batch size \(inferences\)</td>(<td class=n>[^<]+</td>){4}<td class=n>95 %</td>",
                      ab_html)  # any other figure stands alone
-    assert "3 intervals (these 3 for each configuration compared with start) hold together at 95 %" in text
+    assert "3 intervals (these 3 for each configuration compared with A) hold together at 95 %" in text
+    assert "geometric mean of the per-trial ratios" in text
 
 
 def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
@@ -98,7 +106,7 @@ def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
     same["same"] = same["start"]  # identical figures: no difference at all
     tied = type(result)(result.study_id, result.plan, same)
     assert result.recommendation()[0] == "same" and tied.recommendation()[0] == "start"
-    assert "Recommended: keep start" in ab_report(samples.ab_study(tied), tied)
+    assert "Recommended: keep A (1 instance, max batch 32, delay 500 µs" in ab_report(samples.ab_study(tied), tied)
 
 
 def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_was_not_compared_with_it():
@@ -110,7 +118,7 @@ def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_w
     three = ABResult(two.study_id, dataclasses.replace(two.plan, arms=arms), trials)
     pick, why = three.recommendation()
     print(why)
-    assert pick == "B" and "so is C" in why and "not with each other" in why
+    assert pick == "B" and "so is C." in why and "not with each other" in why
     assert f"Recommended: {why}" in ab_report(samples.ab_study(three), three).replace("&#x27;", "'")
 
 
@@ -124,9 +132,12 @@ def test_trials_in_which_the_generator_fell_behind_are_named_on_the_verdict():
     assert [(arm, t, round(share, 2)) for arm, t, share in slipped.behind()] == [("start", 0, 0.07),
                                                                                ("2 instances", 2, 0.2)]
     assert "fell behind its schedule in 2 of 8 trials" in slipped.caution()
-    assert "start trial 1: 7%; 2 instances trial 3: 20%" in slipped.caution()
+    assert "A trial 1: 7%; B trial 3: 20%" in slipped.caution()
     html = ab_report(samples.ab_study(slipped), slipped)
-    assert "<p class=note>The load generator fell behind its schedule in 2 of 8 trials" in html
+    assert "<p class=note>Caution: The load generator fell behind its schedule in 2 of 8 trials" in html
+    # the caution first, then what was found, then the recommendation it qualifies
+    assert html.index("Caution: The load generator") < html.index("is better than A") < html.index(
+        "Recommended, once the caution above is dealt with: B (")
 
 
 def test_a_sweep_point_measured_while_the_generator_fell_behind_says_so():
@@ -147,34 +158,98 @@ def test_a_sweep_point_measured_while_the_generator_fell_behind_says_so():
     assert "2 never settled; the load generator fell behind at 1." in text
 
 
-@pytest.mark.browser
-def test_chromium_draws_every_chart_of_the_report_from_the_file_with_no_network(sweep_html, tmp_path):
-    require_tool(str(CHROMIUM), "chromium")
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+def _words(html: str) -> str:
+    """Return a report's text outside its charts (the charts' own labels are the charts' business)."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r"<svg.*?</svg>", "", html, flags=re.S))
 
+
+def test_every_report_of_a_cost_model_says_it_is_simulated_and_a_real_model_s_does_not():
+    space = samples.sweep_space()
+    sweep = sweep_report(samples.sweep_study(space), samples.sweep_points(space), space)
+    result = samples.ab_result()
+    ab = ab_report(samples.ab_study(result), result)
+    for html in (sweep, ab):
+        assert "<p class=sim><b>Simulated model:</b> gpu_sim is a simulated GPU (a labelled cost model" in html
+        assert html.index("class=sim") < html.index("<h2>")  # under the title, before any result
+        assert "<th>simulated device</th><td>a simulated GPU" in html
+    mlp = (MODEL_REPOSITORY / "mlp" / "config.pbtxt").read_text()
+    two = format_config(Choice(instances=2).config(parse_config(mlp)))
+    real = ABResult(9, dataclasses.replace(result.plan, model="mlp", arms=(Arm("start", mlp), Arm("2 instances", two))),
+                    result.trials)
+    html = ab_report(dataclasses.replace(samples.ab_study(real), model="mlp", base_config=mlp), real)
+    assert "imulated" not in _words(html) and "B (instances 1 → 2) is better than A" in _words(html)
+
+
+def test_arms_picked_from_a_sweep_are_named_by_what_they_change_not_by_the_lab_s_ids():
+    result = samples.ab_result(names=("A (serving now)", "B (sweep 2: 2 instances, delay 2000 µs)"))
+    text = _words(ab_report(samples.ab_study(result, label="a comparison"), result))
+    print(text[:1500])
+    # where it came from, said once, in the definition
+    assert text.count("sweep 2") == 1 and "chosen as “B (sweep 2: 2 instances, delay 2000 µs)”" in text
+    assert "serving now" in text.split("chosen as")[1] and text.count("serving now") == 1
+    assert "B (instances 1 → 2, delay 500 → 2000 µs) against A" in text  # the diff's and the table's headings
+    assert "Recommended config.pbtxt: B (instances 1 → 2, delay 500 → 2000 µs)" in text
+
+
+def test_a_sweep_s_caution_comes_before_the_point_it_recommends():
+    space = samples.sweep_space()
+    points = samples.sweep_points(space)
+    best = max((p for p in points if p.status == "done" and space.meets_sla(p.p99, p.throughput)),
+               key=lambda p: p.goodput)
+    shaky = dataclasses.replace(best, stable=False)
+    html = sweep_report(samples.sweep_study(space), [shaky if p is best else p for p in points], space)
+    assert html.index("<p class=note>Caution: its figures never settled") < html.index("Serve 2 instances")
+
+
+@pytest.mark.parametrize(("recorded", "said"), [
+    ({}, "not recorded with this study"),
+    ({"repository": "/srv/models", "repository_commit": "abc1234", "repository_changes": []},
+     "none: every file is as committed"),
+    ({"repository": "/srv/models", "repository_commit": "abc1234",
+      "repository_changes": ["gpu_sim/config.pbtxt", "mlp/configs/gpu.pbtxt"]},
+     "2: gpu_sim/config.pbtxt, mlp/configs/gpu.pbtxt"),
+    ({"repository": "/srv/models", "repository_commit": None, "repository_changes": None},
+     "unknown: the repository is not in git (or git was not available)"),
+    ({"repository": None, "repository_commit": None, "repository_changes": None},
+     "unknown: the lab cannot see the repository (a remote server)")])
+def test_the_environment_says_which_model_files_differed_from_the_commit(recorded, said):
+    space = samples.sweep_space()
+    study = dataclasses.replace(samples.sweep_study(space), env={**samples.ENV, **recorded})
+    html = sweep_report(study, samples.sweep_points(space), space)
+    row = re.search(r"<tr><th>model repository files that differed from that commit at the start</th><td>([^<]*)</td>",
+                    html)
+    assert row and row[1] == said, row and row[1]
+    if recorded.get("repository_commit"):
+        assert "<th>model repository&#x27;s git commit</th><td>abc1234</td>" in html
+
+
+@pytest.mark.browser
+def test_chromium_draws_every_chart_of_the_report_from_the_file_with_no_network(sweep_html, tmp_path,
+                                                                             playwright_module):
+    require_tool(str(CHROMIUM), "chromium")
     path = tmp_path / "report.html"
     path.write_text(sweep_html, encoding="utf-8")
     requests: list[str] = []
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True,
-            args=[*CHROMIUM_ARGS, "--proxy-server=127.0.0.1:9"], viewport={"width": 1250, "height": 900})
-        try:
-            page = context.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri(), wait_until="load")
-            charts = page.locator("figure > svg").evaluate_all("""svgs => svgs.map(s => {
-                const box = s.getBoundingClientRect();
-                const dots = [...s.querySelectorAll('path[aria-roledescription="point"]')]
-                    .filter(p => { const b = p.getBoundingClientRect(); return b.width > 2 && b.height > 2; });
-                return {width: box.width, height: box.height, dots: dots.length,
-                        title: s.querySelector('.role-title-text')?.textContent};
-            })""")
-            title = page.title()
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "sweep-report.png"), full_page=True)
-        finally:
-            context.close()
+    # the module's one Playwright (tests/conftest.py): a second sync_playwright() in this process would fail
+    context = playwright_module.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True,
+        args=[*CHROMIUM_ARGS, "--proxy-server=127.0.0.1:9"], viewport={"width": 1250, "height": 900})
+    try:
+        page = context.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.as_uri(), wait_until="load")
+        charts = page.locator("figure > svg").evaluate_all("""svgs => svgs.map(s => {
+            const box = s.getBoundingClientRect();
+            const dots = [...s.querySelectorAll('path[aria-roledescription="point"]')]
+                .filter(p => { const b = p.getBoundingClientRect(); return b.width > 2 && b.height > 2; });
+            return {width: box.width, height: box.height, dots: dots.length,
+                    title: s.querySelector('.role-title-text')?.textContent};
+        })""")
+        title = page.title()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "sweep-report.png"), full_page=True)
+    finally:
+        context.close()
     assert [r for r in requests if not r.startswith("file:")] == []
     assert title == f"Sweep: {HOSTILE}"
     assert len(charts) == 3 and all(c["width"] > 400 and c["height"] > 250 for c in charts), charts

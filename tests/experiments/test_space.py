@@ -16,7 +16,8 @@ def test_the_grid_has_every_combination_and_the_default_last():
     assert [c.key for c in SearchSpace(instances=(1,), delays_us=(), include_default=False).choices()] == ["i1"]
 
 
-@pytest.mark.parametrize("choice", [Choice(), Choice(2, 16, (4, 8), 500), Choice(preferred=()), Choice(delay_us=0)])
+@pytest.mark.parametrize("choice", [Choice(), Choice(2, 16, (4, 8), 500), Choice(preferred=()), Choice(delay_us=0),
+                                    Choice(1, delay_us=500, start=True), Choice(start=True)])
 def test_a_key_names_its_choice_exactly(choice):
     assert Choice.from_key(choice.key) == choice
 
@@ -29,6 +30,36 @@ def test_a_choice_changes_only_its_knobs_and_drops_preferred_sizes_above_the_max
     assert dyn.max_queue_delay_microseconds == 100 and dyn.preferred_batch_sizes == (4,)
     assert config.parameters == base.parameters and config.input == base.input
     assert Choice().config(base) == base
+
+
+def test_a_config_offered_twice_is_one_configuration_and_the_starting_config_is_named_by_what_it_is():
+    """gpu_sim's config: 1 instance, max batch 32, preferred sizes 4 and 8, a 500 µs delay."""
+    base = read_config(MODEL_REPOSITORY / "gpu_sim" / "config.pbtxt")
+    got = SearchSpace(instances=(1, 2), delays_us=(0, 500)).configurations(base)
+    print([(c.key, c.label) for c in got])
+    assert [c.key for c in got] == ["i1-d0", "i2-d0", "i2-d500", "i1-d500-start"], (
+        "'1 instance, delay 500 µs' and the default are the starting config: one configuration, last")
+    assert got[-1].label == "1 instance, delay 500 µs (serving at start)" and got[-1].config(base) == base
+    assert SearchSpace(instances=(1, 2), delays_us=(0, 500)).offers_start(base), "offered by its values"
+    assert not SearchSpace(instances=(2,), delays_us=(0,)).offers_start(base), "only as the default"
+    twice = SearchSpace(instances=(), delays_us=(), max_batch_sizes=(8,), preferred=((16,), (32,)),
+                        include_default=False)
+    assert [c.key for c in twice.configurations(base)] == ["b8-p16"], "preferred 16 and 32 are dropped under batch 8"
+    assert [c.key for c in SearchSpace(instances=(2,), delays_us=(0,), include_default=False).configurations(base)] == [
+        "i2-d0"], "the starting config is measured only when asked for or offered"
+    alone = SearchSpace(instances=(), delays_us=(), max_batch_sizes=(32,)).configurations(base)
+    assert [c.label for c in alone] == ["max batch 32 (serving at start)"]
+    nothing = SearchSpace(instances=(), delays_us=()).configurations(base)
+    assert [c.label for c in nothing] == ["1 instance, delay 500 µs (serving at start)"]
+
+
+def test_a_choice_that_cannot_be_built_is_kept_to_fail_with_its_reason():
+    base = read_config(MODEL_REPOSITORY / "gpu_sim" / "config.pbtxt")
+    base.max_batch_size = 0
+    base.ClearField("dynamic_batching")
+    got = SearchSpace(instances=(1,), delays_us=(0, 2000)).configurations(base)
+    assert [c.key for c in got] == ["i1-d0", "i1-d2000", "i1-start"], [c.key for c in got]
+    assert got[-1].label == "1 instance (serving at start)"  # no dynamic batching: no delay to name
 
 
 def test_the_sla_needs_p99_within_budget_and_the_throughput_floor():

@@ -146,3 +146,42 @@ def test_server_dies_with_the_process_that_started_it(tmp_path):
     finally:
         if app.poll() is None:
             app.kill()
+
+
+def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_server(tmp_path, monkeypatch):
+    """Another process answering ready on the chosen port is not our server: we wait for ours, and when ours cannot
+    bind it starts again on other free ports."""
+    import http.server  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    import app.server.embedded as embedded  # noqa: PLC0415
+
+    class Ready(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server hook
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ready)
+    threading.Thread(target=squatter.serve_forever, daemon=True).start()
+    taken = squatter.server_port
+    real = embedded.choose_ports
+    calls = []
+
+    def choose(preferred, host="127.0.0.1"):
+        calls.append(preferred)
+        grpc, metrics = real((None, None), host)
+        return (taken, grpc, metrics) if len(calls) == 1 else real(preferred, host)
+
+    monkeypatch.setattr(embedded, "choose_ports", choose)
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("gpu_sim",), log_dir=tmp_path))
+    try:
+        endpoint = server.start()
+        assert len(calls) == 2, calls
+        assert not endpoint.http_url.endswith(f":{taken}")
+        assert fetch_status(endpoint).models[0].name == "gpu_sim"
+    finally:
+        server.stop()
+        squatter.shutdown()

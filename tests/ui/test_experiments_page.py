@@ -22,6 +22,7 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     widget(at.text_input, "Sweep label").set_value("page sweep")
     _start(at, "Start sweep")
     assert any("Sweep started: 2 configurations × 2 loads" in t for t in texts(at.success)), texts(at.success)
+    assert not any("No sweeps yet" in t for t in texts(at.info)), texts(at.info)  # starting, or listed: never "none"
     assert lab.jobs.wait(180), "the sweep did not finish"
     assert lab.jobs.state.error is None, lab.jobs.state.error
     ok(at.run())
@@ -45,6 +46,25 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     advice = [shown(m.value) for m in at.markdown if m.value.startswith("**Recommended:**")]
     assert len(advice) == 1 and ("keep A" in advice[0] or "B (" in advice[0]), advice  # what the report says too
     assert any(d.label == "HTML report" for d in at.get("download_button")), "no report to download"
+
+
+def test_the_sweep_form_offers_only_the_knobs_the_served_config_can_take(lab):
+    """gpu_sim batches dynamically: queue delays are offered. stream_acc uses sequence batching (read from the config
+    it serves): no queue delay or preferred sizes, not even with a max_batch_size, and the form says why."""
+    at = open_page("pages/experiments.py")
+    assert widget(at.multiselect, "max_queue_delay (µs)") and any(m.label == "max_batch_size (empty: keep)"
+                                                                   for m in at.multiselect)
+    assert lab.config.current("stream_acc").HasField("sequence_batching")
+    at.selectbox(key="exp:sweep_model").set_value("stream_acc").run()
+    ok(at)
+    at.multiselect(key="exp:sweep_sizes:stream_acc").set_value([4, 8]).run()
+    ok(at)
+    labels = [m.label for m in at.multiselect] + [t.label for t in at.text_input]
+    assert "max_queue_delay (µs)" not in labels, labels
+    assert not any(x.startswith("Preferred batch sizes") for x in labels), labels
+    assert "Instance counts" in labels and "max_batch_size (empty: keep)" in labels, labels
+    assert any("No queue delays or preferred batch sizes for stream_acc" in c and "sequence batching" in c
+               for c in texts(at.caption)), texts(at.caption)
 
 
 def test_a_concept_page_runs_its_scenario_and_shows_the_verdict(lab, restore_model):

@@ -1,0 +1,133 @@
+"""The sweep tab's results: how a stored sweep ended, its operating point, curves, points and downloads — each sweep
+drawn apart, so one that cannot be read shows what is wrong and can still be deleted."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.config.errors import ConfigError, clean
+from app.config.model_config import parse_config
+from app.experiments import charts, export, report
+from app.experiments.driving import Start
+from app.experiments.model_analyzer import ma_config_yaml
+from app.experiments.space import CONCURRENCY, SearchSpace
+from app.experiments.store import DONE, FAILED, RUNNING
+from app.experiments.stored import read_sweep, refusals
+from app.experiments.sweep import operating_point
+from app.lab import Lab
+from app.metrics.catalog import fmt, label
+from app.traffic import sent_behind
+from app.ui.access import can_operate, guarded
+from app.ui.study_view import (delete_button, drawn_apart, pick_study, problems_box, readable_runs, resume_button,
+                               safe_data, status_box)
+from app.ui.text import literal
+
+
+def sweep_results(lab: Lab) -> None:
+    """Pick a sweep; show how it ended, its operating point, curves, Pareto set, points, and what can be done with
+    them — drawn apart, so a damaged sweep shows what is wrong and can still be deleted."""
+    study = pick_study(lab, "sweep", "Sweep")
+    if study is None:
+        return
+    with st.container():
+        drawn_apart(f"Sweep {study.id}", lambda: _sweep(lab, study))
+    delete_button(lab, study.id, "sweep", "exp:del_sweep")
+
+
+def _sweep(lab: Lab, study) -> None:
+    record = read_sweep(lab.experiments, study)
+    if record.broken:
+        st.error(f"Sweep {study.id} cannot be read: {literal(guarded(record.broken))}. Delete it below (its points go "
+                 "with it).")
+        return
+    space, points = record.space, record.points
+    status_box(f"Sweep {study.id}", study.status, study.note)
+    problems_box("sweep", record.problems)
+    st.caption(f"{literal(study.model)}: p99 budget {space.p99_budget_ms:g} ms"
+               + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
+               + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
+               + ("adaptive" if space.adaptive else "grid") + " search.")
+    resume_button(lab, study, "measures only the points not finished", lab.jobs.resume_sweep)
+    refused = refusals(points)
+    if refused and study.status != FAILED:  # a failed sweep's box above gives the reasons already
+        st.warning(f"{len(refused)} configuration{'s' if len(refused) > 1 else ''} could not be applied — the "
+                   "server refused " + ("them" if len(refused) > 1 else "it") + ": "
+                   + "; ".join(literal(guarded(r)) for r in refused))
+    best = operating_point(space, points)
+    measured = [p for p in points if p.status == DONE]
+    if best is None and measured:
+        st.warning("No measured point is inside the SLA" + (" yet." if study.status == RUNNING else "."))
+    elif best is None and study.status == RUNNING:
+        st.info("No point measured yet.")
+    elif best is not None:
+        st.success(f"**SLA operating point: {best.choice.label} at {best.load:g} "
+                   f"{'in flight' if space.load_kind == CONCURRENCY else 'req/s'}** — goodput "
+                   f"{fmt('goodput_rps', best.goodput)}, throughput {fmt('throughput_rps', best.throughput)}, "
+                   f"p99 {fmt('p99_ms', best.p99)} (budget {space.p99_budget_ms:g} ms)"
+                   + (f"; {caution}" if (caution := best.caution()) else ""))
+    if measured:
+        st.altair_chart(charts.sweep_curves(points, space), width="stretch")
+        c1, c2 = st.columns(2)
+        c1.altair_chart(charts.sweep_by_load(points, space), width="stretch")
+        c2.altair_chart(charts.pareto_chart(points, space), width="stretch")
+    if points:
+        st.dataframe(_point_table(points, space), hide_index=True, width="stretch")
+    for line in record.skipped:
+        st.caption(f"Not measured: {literal(line)}")
+    _sweep_actions(lab, study, space, points, best)
+
+
+def _point_table(points, space: SearchSpace) -> pd.DataFrame:
+    """Return every point's row: a refused configuration's row says so, with the server's reason as its note."""
+    return pd.DataFrame([{
+        "configuration": p.choice.label, "load": p.load, "status": p.status,
+        label("throughput_rps"): fmt("throughput_rps", p.throughput, unit=False),
+        label("goodput_rps"): fmt("goodput_rps", p.goodput, unit=False),
+        label("p99_ms"): fmt("p99_ms", p.p99, unit=False),
+        label("avg_batch"): fmt("avg_batch", p.get("avg_batch"), unit=False),
+        label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
+        "inside SLA": p.status == DONE and space.meets_sla(p.p99, p.throughput),
+        "settled": p.stable if p.status == DONE else None,
+        "generator behind": "" if p.behind is None else sent_behind(p.behind),
+        "note": p.note,
+    } for p in points])
+
+
+def _sweep_actions(lab: Lab, study, space: SearchSpace, points, best) -> None:
+    done = [p for p in points if p.status == DONE]
+    if best is not None and can_operate():
+        if st.button(f"Apply the recommended config ({best.choice.label})", key="exp:apply_best", type="primary",
+                     disabled=lab.jobs.running):
+            try:
+                result = lab.apply(space.model, best.choice.config(parse_config(Start.of(study).served)),
+                                   f"sweep {study.id}: recommended {best.choice.label}", confirm_contract=True)
+            except ConfigError as exc:
+                st.error(clean(str(exc)))
+            else:
+                st.success(result.message)
+    c1, c2, c3, c4 = st.columns(4)
+    if best is not None:
+        c1.download_button("Recommended config.pbtxt", best.config_text or "", export.config_file_name(best),
+                           key="exp:dl_best")
+    c2.download_button("HTML report", safe_data(lambda: report.sweep_report(study, points, space), "The report"),
+                       f"sweep-{study.id}.html", mime="text/html", key="exp:dl_sweep_report")
+    c3.download_button("CSV of every window", safe_data(lambda: export.windows_csv(readable_runs(lab, study.id)),
+                                                        "The CSV"),
+                       f"sweep-{study.id}-windows.csv", mime="text/csv", key="exp:dl_sweep_csv")
+    try:
+        ma_yaml = ma_config_yaml(space, "model_repository", "output_model_repository", "model_analyzer_results")
+    except ValueError as exc:  # e.g. a fractional rate: Model Analyzer takes whole numbers only
+        c4.caption(f"No Model Analyzer YAML: {exc}")
+    else:
+        c4.download_button("Model Analyzer YAML", ma_yaml, f"sweep-{study.id}-model-analyzer.yaml", key="exp:dl_ma")
+    if done:
+        keys = {p.key: f"{p.choice.label} @ {p.load:g}" for p in done}
+        pick = st.selectbox("A point", list(keys), format_func=keys.get,
+                            index=list(keys).index(best.key) if best is not None and best.key in keys else 0,
+                            key="exp:point_pick")
+        point = next(p for p in done if p.key == pick)
+        st.markdown("perf_analyzer command that reproduces this point:")
+        st.code(export.shell_line(export.perf_analyzer_command(lab.endpoint.host_port, space.model, space.load_kind,
+                                                               point.load, space.p99_budget_ms)), language="bash")
+        st.download_button("This point's config.pbtxt", point.config_text, export.config_file_name(point),
+                           key="exp:dl_point")
