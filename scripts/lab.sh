@@ -5,7 +5,10 @@
 #                         .venv gets requirements.txt: the runtime set, no test tools
 #   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
 #                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
+#                         in two passes: the tests on parallel workers, then the quiet ones (see run_passes)
 #                         .venv gets requirements.txt and requirements-test.txt
+#   scripts/lab.sh test --quick [args]   the unit tests only (no server, browser or Docker), for iteration
+#   scripts/lab.sh test ARGS...          one pytest run with ARGS (a path, -k, -n 4 ...), as given
 # Every install is `pip install --require-hashes` with the pip that requirements.txt pins, itself installed by
 # hash first: what runs is exactly what the lock files name (requirements.in says how they are compiled).
 set -euo pipefail
@@ -91,6 +94,22 @@ stop_docker() {
   kill -9 "$DOCKERD_PID" 2>/dev/null || true
 }
 
+# Workers of the first pass; of the second: the quiet tests' margins hold beside one busy core, and a second quiet
+# test is that core (tests/conftest.py QUIET). CPU is not the limit of the first pass: its tests wait on live windows.
+TEST_WORKERS=${TBL_TEST_WORKERS:-4}
+QUIET_WORKERS=${TBL_QUIET_WORKERS:-2}
+
+run_passes() {
+  # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run.
+  local rc=0
+  echo "== pass 1 of 2: every test not marked quiet, on $TEST_WORKERS workers"
+  .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet" || rc=$?
+  echo "== pass 2 of 2: the quiet tests (timing of a live system), on $QUIET_WORKERS workers"
+  .venv/bin/python -m pytest -n "$QUIET_WORKERS" --dist loadgroup -m quiet || rc=$((rc ? rc : $?))
+  [ "$rc" = 0 ] || echo "the tests failed (pass 1, pass 2: see above)" >&2
+  return "$rc"
+}
+
 case "${1:-}" in
   app)
     setup_venv app
@@ -109,9 +128,16 @@ case "${1:-}" in
     ;;
   test)
     setup_venv test
+    if [ "${2:-}" = --quick ]; then  # tests/conftest.py marks every test that starts or drives a process live
+      exec .venv/bin/python -m pytest -n 2 -m "not live" "${@:3}"
+    fi
     ensure_test_packages
     ensure_docker
-    .venv/bin/python -m pytest "${@:2}"
+    if [ $# -gt 1 ]; then
+      .venv/bin/python -m pytest "${@:2}"
+    else
+      run_passes
+    fi
     ;;
   *)
     echo "usage: scripts/lab.sh app|test [args...]" >&2

@@ -1,9 +1,15 @@
-"""Shared fixtures: one real tritonserver per test session, on free ports, on a copy of the repository."""
+"""Shared fixtures: one real tritonserver per test session (per xdist worker), on free ports, on a copy of the
+repository; and how the suite splits into scripts/lab.sh test's two passes (parallel, then quiet)."""
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import shutil
 import signal
+import socket
+import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,3 +124,155 @@ def gpu_sim_lab(triton, restore_model, tmp_path, monkeypatch):
     lab = Lab.create(triton.lab_env())
     yield lab
     lab.close()
+
+
+@pytest.fixture(scope="module")
+def playwright_module():
+    """Playwright for one module's browsers. Its sync API leaves an event loop running in this thread while it is
+    open: a second sync_playwright() fails, and so does any later asyncio.run(), so it closes with its module (the
+    module's tests stay together on one worker: tests/conftest.py groups them)."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as pw:
+        yield pw
+
+
+# --- the two passes (scripts/lab.sh test) -------------------------------------------------------------------------
+# Quiet tests: their assertions rest on the timing of a live system (throughput or latency ratios, A/B verdicts,
+# sweeps' operating points, the guided scenarios' claims, send lateness, live histograms). Their margins were measured
+# beside at most one busy core (stress-ng --cpu 1), so they run in a second pass with one quiet neighbour at most,
+# never beside the first pass's workers. A node id prefix: a module, or one test (all its parameters).
+QUIET = (
+    "tests/scenarios/test_scenarios.py",
+    "tests/experiments/test_ab.py",
+    "tests/experiments/test_sweep.py::test_a_small_sweep_finds_the_operating_point_the_cost_model_implies",
+    "tests/experiments/test_third_party_studies.py::test_an_ab_on_a_model_without_config_pbtxt_reaches_a_verdict_and_"
+    "leaves_no_file",
+    "tests/models/test_gpu_sim.py",
+    "tests/models/test_token_sim.py::test_a_request_batch_lasts_as_long_as_its_longest_member",
+    "tests/models/test_token_sim.py::test_in_flight_batching_lets_a_newcomer_join_at_the_next_step",
+    "tests/app/test_diagnosis_live.py",
+    "tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a_"
+    "verdict",
+    "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict",
+    "tests/ui/test_browser.py::test_raising_the_delay_moves_the_live_histogram",
+    "tests/ui/test_browser.py::test_a_rate_the_generator_cannot_send_is_warned_about",
+    "tests/loadgen/test_priority_server.py::test_higher_priority_class_gets_the_lower_p99_under_overload",
+    "tests/loadgen/test_run_server.py",
+    "tests/loadgen/test_storm_server.py::test_retry_storm_then_cure",
+    "tests/loadgen/test_worker.py::test_a_busy_dashboard_process_does_not_disturb_the_workers_pacing",
+    "tests/loadgen/test_grpc_server.py::test_open_loop_sends_on_schedule_and_gets_every_response",
+    "tests/loadgen/test_grpc_server.py::test_a_request_past_its_timeout_is_given_up_and_its_stream_carries_on",
+    "tests/config/test_apply.py::test_hot_reload_under_sustained_load",
+)
+# Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
+# image tag, containers named by port) and the image builds of tests/deploy.
+GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
+# A module with a Chromium test runs on the one worker that runs them all: one Chromium (and the dashboards it
+# drives) at a time, not one per worker on two cores.
+BROWSER_GROUP = "chromium"
+# Live tests (not in --quick): they use a fixture below, or their module starts a process of its own.
+LIVE_FIXTURES = {"triton", "dashboard", "embedded_dashboard", "numpy2_dashboard", "browser", "playwright_module",
+                 "none_server", "poll_server", "explicit_server"}
+STARTS_A_PROCESS = re.compile(r"EmbeddedServer|Lab\.create|embedded_lab|start_by_hand|start_fanout|subprocess|Popen|"
+                              r"AppTest|open_page|docker|streamlit")
+PREFERRED_PORTS = (8000, 8001, 8002)  # ServerOptions' defaults: an embedded Lab takes them when they are free
+
+
+class PortHolder:
+    """Keep the preferred ports bound and listening while the run lasts, so that no test's server finds them free.
+
+    Every embedded Lab a test starts (its own, a dashboard's, a CLI's) prefers 8000-8002 and takes them when free:
+    two workers would both find them free and race to bind. Test runs beside each other (several people on one
+    machine) take turns by a lock: the next holder binds the moment the last one lets go. A port something else
+    serves on (a dashboard) is not free for a test either; it is taken over once let go.
+    """
+
+    LOCK = Path(tempfile.gettempdir()) / "tbl-test-preferred-ports.lock"
+
+    def __init__(self, ports: tuple[int, ...], every_s: float = 0.02) -> None:
+        self.ports, self.every_s = ports, every_s
+        self.held: dict[int, socket.socket] = {}
+        self._stop = threading.Event()
+        self._lock = self.LOCK.open("a")
+        self._thread = threading.Thread(target=self._keep, name="preferred-port-holder", daemon=True)
+        self._thread.start()
+        self._thread.join(0.5)  # a free machine: held before the first worker starts
+
+    def _keep(self) -> None:
+        fcntl.flock(self._lock, fcntl.LOCK_EX)  # another run holds them meanwhile
+        while not self._stop.is_set() and len(self.held) < len(self.ports):
+            for port in set(self.ports) - set(self.held):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                try:
+                    sock.bind(("127.0.0.1", port))
+                    sock.listen(1)
+                except OSError:
+                    sock.close()
+                    continue
+                self.held[port] = sock
+            self._stop.wait(self.every_s)
+
+    def close(self) -> None:
+        self._stop.set()
+        for sock in self.held.values():
+            sock.close()
+        self.held.clear()
+        self._lock.close()  # the lock goes with it (a thread still waiting for it ends with the process)
+
+
+def pytest_configure(config):
+    """Give this process its own state folder; in the controlling process, hold the preferred ports for the run."""
+    # .lab/ stays the user's: the backends, logs and stores of tests go to a folder of this process (a worker gets
+    # its own, not the one its controller made and handed down in the environment)
+    if not os.environ.get("TBL_STATE_DIR") or os.environ.get("TBL_TEST_STATE_DIR") == os.environ["TBL_STATE_DIR"]:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        config._tbl_state = tempfile.mkdtemp(prefix=f"tbl-test-state-{worker}-")
+        os.environ["TBL_STATE_DIR"] = os.environ["TBL_TEST_STATE_DIR"] = config._tbl_state
+    if not hasattr(config, "workerinput"):  # the controlling process (or the only one) holds them for all
+        config._tbl_ports = PortHolder(PREFERRED_PORTS)
+
+
+def pytest_unconfigure(config):
+    holder = getattr(config, "_tbl_ports", None)
+    if holder is not None:
+        holder.close()
+    state = getattr(config, "_tbl_state", None)
+    if state:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def _under(nodeid: str, prefixes) -> bool:
+    """Return True when nodeid is a test of one of the modules or tests named (any of its parameters)."""
+    return any(nodeid.startswith(p) and nodeid[len(p):len(p) + 1] in ("", ":", "[") for p in prefixes)
+
+
+def _module_scoped(item) -> bool:
+    return any(defs[-1].scope in ("module", "class", "package") for defs in item._fixtureinfo.name2fixturedefs.values())
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Mark quiet and live tests; keep together on one worker the tests of a GROUPS resource, of a module with a
+    Chromium test, and of a module-scoped fixture (scattered over workers, it would start once per visit)."""
+    starts: dict[str, bool] = {}
+    modules: dict[str, set[str]] = {}  # module -> what its tests share: "chromium", "module"
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        if module not in starts:
+            starts[module] = bool(STARTS_A_PROCESS.search(Path(str(item.fspath)).read_text(errors="replace")))
+        if "playwright_module" in item.fixturenames:
+            modules.setdefault(module, set()).add(BROWSER_GROUP)
+        elif _module_scoped(item):
+            modules.setdefault(module, set()).add("module")
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        if _under(item.nodeid, QUIET):
+            item.add_marker(pytest.mark.quiet)
+        if starts[module] or LIVE_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.live)
+        shares = modules.get(module, set())
+        group = next((name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
+                     BROWSER_GROUP if BROWSER_GROUP in shares else module if shares else None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -15,7 +15,9 @@ def test_closed_loop_run_stops_at_its_duration(triton):
     records, summary, run = run_load(triton, spec)
     wall = time.monotonic() - start
     assert summary["all"]["ok"] == len(records) > 50
-    assert max(r.sent_s for r in records) < 1.0
+    # the bound is checked just before a request is built and sent: a thread preempted in between (2 cores, a busy
+    # neighbour) sends a few ms late, never a request begun after the end
+    assert max(r.sent_s for r in records) < 1.05, max(r.sent_s for r in records)
     assert run.end_s < 1.5 and wall < 5.0  # model metadata, 1 s of load, a few ms of drain
 
 

@@ -138,13 +138,10 @@ def numpy2_dashboard(tmp_path):
     yield from _streamlit(_embedded_env(tmp_path), tmp_path, python=numpy2_python(tmp_path))
 
 
-@pytest.fixture(scope="session")
-def browser():
-    """A headless Debian Chromium driven by Playwright (no downloaded browsers)."""
+@pytest.fixture(scope="module")
+def browser(playwright_module):
+    """A headless Debian Chromium driven by Playwright (no downloaded browsers), for one module."""
     require_tool(str(CHROMIUM), "chromium")
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    chromium = playwright_module.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+    yield chromium
+    chromium.close()

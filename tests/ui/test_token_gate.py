@@ -142,16 +142,14 @@ def test_a_foreign_host_is_refused_before_any_page_runs(dashboard):
 
 
 @pytest.fixture(scope="module")
-def name_browser():
+def name_browser(playwright_module):
     """A Chromium that resolves lab.test and rebind.attacker.example to 127.0.0.1 (a rebinding page's view)."""
     require_tool(str(CHROMIUM), "chromium")
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
     rules = f"--host-resolver-rules=MAP {NAME} 127.0.0.1, MAP {REBIND} 127.0.0.1"
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=[*CHROMIUM_ARGS, rules])
-        yield chromium
-        chromium.close()
+    chromium = playwright_module.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                  args=[*CHROMIUM_ARGS, rules])
+    yield chromium
+    chromium.close()
 
 
 @pytest.mark.browser
