@@ -1,7 +1,8 @@
 """What sweeps and A/B comparisons share while they drive the live server.
 
 They own the reloads they make (and notice anyone else's, or a restart, as an interruption), stop on
-Cancel, and serve the starting config again at the end — after a restart has finished.
+Cancel, and serve the starting config again at the end — after a restart has finished — then start the
+operator's traffic again when it was running as they began.
 """
 from __future__ import annotations
 
@@ -98,6 +99,8 @@ class StudyDriver:
         self.t_start, self.started_at = time.monotonic(), time.time()
         self.own_change: int | None = None  # the marker id of our last reload
         self.changed = False
+        # the operator's traffic as the study began: it takes the traffic over, and gives it back at the end
+        self.found = lab.load.spec if lab.load.running else None
 
     def publish(self, state, finished_here: int, final: bool = False) -> None:
         """Set the ETA from the time per item finished in this session and hand the state to the page."""
@@ -237,13 +240,30 @@ class StudyDriver:
         return status, f"{note}; {restored}" if note and restored else note or restored
 
     def finish(self, base_text: str, had_file: bool = True) -> str:
-        """Stop the traffic and serve the starting config again — the user's text as it was, or no config.pbtxt
-        when the model had none (had_file False); return what was done about it."""
+        """Stop the traffic, serve the starting config again — the user's text as it was, or no config.pbtxt
+        when the model had none (had_file False) — and start the traffic found running at the start again with
+        its spec; return what was done about it."""
         wait_ready(self.lab)
         try:
             self.lab.stop_traffic(f"traffic stop: {self.what} ended")
         except Exception:  # noqa: BLE001 - the result is stored either way
             log.exception("stopping the %s's traffic failed", self.what)
+        done = [self._restore(base_text, had_file), self._resume()]
+        return "; ".join(d for d in done if d)
+
+    def _resume(self) -> str:
+        """Start the traffic that ran when the study began again (its spec, current rate included); say so."""
+        if self.found is None:
+            return ""
+        try:
+            self.lab.start_traffic(self.found)
+        except Exception as exc:  # noqa: BLE001 - say so; the person can start it from the traffic panel
+            log.exception("restarting the traffic after the %s failed", self.what)
+            return f"the traffic that ran before the {self.what} could not start again ({exc})"
+        return f"the traffic that ran before the {self.what} runs again"
+
+    def _restore(self, base_text: str, had_file: bool) -> str:
+        """Serve the starting config again when the study changed it; return what was done."""
         if not self.changed:
             return ""
         what = f"{self.what} ended: back to the starting config"

@@ -18,7 +18,7 @@ from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
 from app.traffic import behind, behind_in, sent_behind
-from app.scenarios.base import Check, Figures, Phase, Scenario
+from app.scenarios.base import Check, Figures, Phase, Scenario, figure_text
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, validate
 from loadgen.spec_limits import check_stream
@@ -204,13 +204,15 @@ class _Phases(StudyDriver):
 
 
 def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
-    """Return the log line of a measured phase."""
-    row, nan = figures["client"].get(ALL) or {}, float("nan")
+    """Return the log line of a measured phase (its figures as the phase table shows them)."""
+    row = figures["client"].get(ALL) or {}
     if "tokens_per_s" in row:
-        return (f"{phase.name}: {row['tokens_per_s']:,.0f} tokens/s, first token p50 {row.get('ttft_p50_ms') or nan:,.1f}"
-                f" ms, end-to-end p99 {row.get('e2e_p99_ms') or nan:,.1f} ms, {row['failures']} failed")
-    line = (f"{phase.name}: {row.get('throughput_rps') or 0:,.0f} req/s, p50 {row.get('p50_ms') or nan:,.1f} ms, p99 "
-            f"{row.get('p99_ms') or nan:,.1f} ms, batch {figures['server'].get('avg_batch') or nan:.2f}")
+        return (f"{phase.name}: {figure_text('tokens_per_s', row['tokens_per_s'])}, first token p50 "
+                f"{figure_text('ttft_p50_ms', row.get('ttft_p50_ms'))}, end-to-end p99 "
+                f"{figure_text('e2e_p99_ms', row.get('e2e_p99_ms'))}, {row['failures']:,} failed")
+    line = (f"{phase.name}: {figure_text('throughput_rps', row.get('throughput_rps') or 0)}, p50 "
+            f"{figure_text('p50_ms', row.get('p50_ms'))}, p99 {figure_text('p99_ms', row.get('p99_ms'))}, batch "
+            f"{figure_text('avg_batch', figures['server'].get('avg_batch'))}")
     if (share := behind(row)) is not None:
         line += f"; the load generator fell behind ({sent_behind(share)})"
     return line + (f"; diagnosis: {', '.join(f['pattern'] for f in findings) or 'nothing'}" if phase.diagnose else "")
@@ -229,7 +231,9 @@ def caution(clients: dict[str, dict]) -> str:
 
 
 def phase_table(runs: list[Experiment]) -> list[dict]:
-    """Return one row per phase (and per traffic class when there are several): what each phase measured."""
+    """Return one row per phase (and per traffic class when there are several): what each phase measured, each
+    figure as text at its precision ('—' when not measured), the same numbers the checks' measured texts use;
+    a column only some phases have (diagnosis, fix, generator behind) is '' in the others."""
     rows = []
     for run in runs:
         outcome, server = run.outcome or {}, run.server
@@ -237,19 +241,25 @@ def phase_table(runs: list[Experiment]) -> list[dict]:
         for cls in classes:
             row = run.client.get(cls) or {}
             rows.append({"phase": run.point, **({"class": cls} if cls != ALL else {}),
-                         "throughput (req/s)": row.get("throughput_rps"), "goodput (req/s)": row.get("goodput_rps"),
-                         "p50 (ms)": row.get("p50_ms"), "p99 (ms)": row.get("p99_ms"),
-                         **({"tokens/s": row["tokens_per_s"], "TTFT p50 (ms)": row.get("ttft_p50_ms"),
-                             "TTFT p99 (ms)": row.get("ttft_p99_ms")} if "tokens_per_s" in row else {}),
-                         "avg batch": server.get("avg_batch"), "queue (ms)": _ms(server.get("queue_us")),
-                         "compute (ms)": _ms(server.get("compute_us")),
+                         **_cells(row, _CLIENT_COLUMNS),
+                         **(_cells(row, _STREAM_COLUMNS) if "tokens_per_s" in row else {}),
+                         **_cells(server, _SERVER_COLUMNS),
                          **({"diagnosis": ", ".join(f["pattern"] for f in outcome["findings"]) or "nothing"}
                             if outcome.get("diagnosed") else {}),
                          **({"fix applied": outcome["fix"]} if outcome.get("fix") else {}),
                          **({"generator behind": sent_behind(share)}
                             if (share := behind_in(run.client)) is not None else {})})
-    return rows
+    columns = list(dict.fromkeys(["phase", *(["class"] if any("class" in row for row in rows) else []),
+                                  *(key for row in rows for key in row)]))  # every row every column, class second
+    return [{column: row.get(column, "") for column in columns} for row in rows]
 
 
-def _ms(us: float | None) -> float | None:
-    return None if us is None else us / 1000
+_CLIENT_COLUMNS = {"throughput (req/s)": "throughput_rps", "goodput (req/s)": "goodput_rps", "p50 (ms)": "p50_ms",
+                   "p99 (ms)": "p99_ms"}
+_STREAM_COLUMNS = {"tokens/s": "tokens_per_s", "TTFT p50 (ms)": "ttft_p50_ms", "TTFT p99 (ms)": "ttft_p99_ms"}
+_SERVER_COLUMNS = {"avg batch": "avg_batch", "queue (ms)": "queue_us", "compute (ms)": "compute_us"}  # µs shown in ms
+
+
+def _cells(figures: dict, columns: dict[str, str]) -> dict[str, str]:
+    """Return the columns' cells: each figure at its precision, without its unit (the header has it)."""
+    return {column: figure_text(key, figures.get(key), unit=False) for column, key in columns.items()}

@@ -76,9 +76,10 @@ def test_a_phase_table_row_per_phase_and_class_with_the_diagnosis_where_there_wa
     two_classes = Experiment("b", "gpu_sim", "", client={"all": {}, "interactive": {"p99_ms": 1.0},
                                                           "batch": {"p99_ms": 9.0}}, point="mixed", outcome={})
     rows = phase_table([one_class, two_classes])
-    assert [(r["phase"], r.get("class")) for r in rows] == [("A: sick", None), ("mixed", "interactive"),
+    assert [(r["phase"], r["class"]) for r in rows] == [("A: sick", ""), ("mixed", "interactive"),
                                                             ("mixed", "batch")]
-    assert rows[0]["diagnosis"] == "A" and rows[0]["queue (ms)"] == 1.5 and "diagnosis" not in rows[1]
+    assert rows[0]["diagnosis"] == "A" and rows[0]["queue (ms)"] == "1.50" and rows[1]["diagnosis"] == ""
+    assert rows[0]["p99 (ms)"] == "5.00" and rows[0]["goodput (req/s)"] == "—", rows[0]  # not measured: a dash
 
 
 def test_a_phase_in_which_the_generator_fell_behind_is_named():
@@ -89,7 +90,7 @@ def test_a_phase_in_which_the_generator_fell_behind_is_named():
     runs = [Experiment(name, "gpu_sim", "", client=client, point=name, outcome={})
             for name, client in (("calm", on_time), ("storm", slipped), ("tokens", streamed))]
     rows = phase_table(runs)
-    assert [r.get("generator behind") for r in rows] == [None, "15% sent over 10 ms late", None]
+    assert [r.get("generator behind") for r in rows] == ["", "15% sent over 10 ms late", ""]
     note = caution({r.point: r.client for r in runs})
     assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (storm: 15% sent over 10 ms "
                            "late)")
