@@ -1,9 +1,11 @@
-"""The sweep form: only the knobs the chosen model can take (app.experiments.sweep_knobs), then the loads and SLA."""
+"""The sweep form: only the knobs the chosen model can take (app.experiments.sweep_knobs), then the loads and SLA, and
+how the top candidates are measured again before an operating point is named (SweepOptions.recheck_*)."""
 from __future__ import annotations
 
 import streamlit as st
 
 from app.experiments.space import CONCURRENCY, RATE, SearchSpace
+from app.experiments.sweep import SweepOptions
 from app.experiments.sweep_knobs import KnobOffer, knob_offer
 from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
 from app.lab import Lab
@@ -79,7 +81,17 @@ def _sweep_form(lab: Lab, models: list[str]) -> None:
                             help="Adaptive: per configuration, only the loads needed to find its highest load inside "
                                  "the SLA, and configurations that cannot beat the best are dropped. Grid: every "
                                  "point.")
-        name = st.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
+        c10, c11, c12 = st.columns(3)
+        top = c10.number_input("Re-measure the top candidates (0–10)", min_value=0, max_value=10,
+                               value=SweepOptions.recheck_top, step=1,
+                               help="Before naming an operating point, the best configuration and the others within "
+                                    "the noise of it (at most this many) are measured again, interleaved; the "
+                                    "recommendation rests on every measurement. 0: none (it then says it was "
+                                    "measured once).")
+        rounds = c11.number_input("Rounds of re-measuring (1–5)", min_value=1, max_value=5,
+                                  value=SweepOptions.recheck_rounds, step=1,
+                                  help="How many times each candidate is measured again (A B C, A B C, …).")
+        name = c12.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
         go = st.form_submit_button("Start sweep", type="primary", disabled=lab.jobs.running)
     if not go:
         return
@@ -89,9 +101,12 @@ def _sweep_form(lab: Lab, models: list[str]) -> None:
                             max_batch_sizes=tuple(batches), preferred=pref_sets, include_default=default,
                             load_kind=kind, loads=_numbers(loads), p99_budget_ms=float(budget),
                             min_throughput_rps=float(floor) or None, adaptive=adaptive == "adaptive")
-        lab.jobs.start_sweep(space, name)
+        options = SweepOptions(recheck_top=int(top), recheck_rounds=int(rounds))
+        lab.jobs.start_sweep(space, name, options)
     except (ValueError, RuntimeError) as exc:
         st.error(str(exc))
     else:
+        again = (f"; then up to {options.recheck_top} candidates measured {options.recheck_rounds}× more"
+                 if options.recheck_top else "; no candidate measured again")
         st.success(f"Sweep started: {len(space.choices())} configurations × {len(space.loads)} loads "
-                   f"(at most {space.points()} points).")
+                   f"(at most {space.points()} points){again}.")

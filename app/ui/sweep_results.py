@@ -1,5 +1,10 @@
-"""The sweep tab's results: how a stored sweep ended, its operating point, curves, points and downloads — each sweep
-drawn apart, so one that cannot be read shows what is wrong and can still be deleted."""
+"""The sweep tab's results: how a stored sweep ended, its recommendation, curves, points and downloads — each sweep
+drawn apart, so one that cannot be read shows what is wrong and can still be deleted.
+
+Every figure shown (operating point, charts, table, report) comes from the points with their repeats pooled in
+(sweep.with_repeats), the figures the recommendation rests on. The recommendation is green only when it is clear
+(or the only configuration inside the SLA); otherwise it is a warning, the Apply button says it is not confirmed, and
+the runner-up can be applied instead or both compared in an A/B (the form is filled in with them)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -12,11 +17,13 @@ from app.experiments.driving import Start
 from app.experiments.model_analyzer import ma_config_yaml
 from app.experiments.space import CONCURRENCY, SearchSpace
 from app.experiments.store import DONE, FAILED, RUNNING
+from app.experiments.recommend import CLEAR, ONLY, Recommendation, recommend
 from app.experiments.stored import read_sweep, refusals
-from app.experiments.sweep import operating_point
+from app.experiments.sweep import Point, with_repeats
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.traffic import sent_behind
+from app.ui.ab_arms import prefill
 from app.ui.access import can_operate, guarded
 from app.ui.study_view import (delete_button, drawn_apart, pick_study, problems_box, readable_runs, resume_button,
                                safe_data, status_box)
@@ -40,9 +47,11 @@ def _sweep(lab: Lab, study) -> None:
         st.error(f"Sweep {study.id} cannot be read: {literal(guarded(record.broken))}. Delete it below (its points go "
                  "with it).")
         return
-    space, points = record.space, record.points
+    space = record.space
+    problems = list(record.problems)
+    points = with_repeats(lab.experiments, study.id, record.points, problems)  # what the recommendation rests on
     status_box(f"Sweep {study.id}", study.status, study.note)
-    problems_box("sweep", record.problems)
+    problems_box("sweep", problems)
     st.caption(f"{literal(study.model)}: p99 budget {space.p99_budget_ms:g} ms"
                + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
@@ -53,28 +62,39 @@ def _sweep(lab: Lab, study) -> None:
         st.warning(f"{len(refused)} configuration{'s' if len(refused) > 1 else ''} could not be applied — the "
                    "server refused " + ("them" if len(refused) > 1 else "it") + ": "
                    + "; ".join(literal(guarded(r)) for r in refused))
-    best = operating_point(space, points)
+    advice = recommend(space, points)
     measured = [p for p in points if p.status == DONE]
-    if best is None and measured:
+    if advice is None and measured:
         st.warning("No measured point is inside the SLA" + (" yet." if study.status == RUNNING else "."))
-    elif best is None and study.status == RUNNING:
+    elif advice is None and study.status == RUNNING:
         st.info("No point measured yet.")
-    elif best is not None:
-        st.success(f"**SLA operating point: {best.choice.label} at {best.load:g} "
-                   f"{'in flight' if space.load_kind == CONCURRENCY else 'req/s'}** — goodput "
-                   f"{fmt('goodput_rps', best.goodput)}, throughput {fmt('throughput_rps', best.throughput)}, "
-                   f"p99 {fmt('p99_ms', best.p99)} (budget {space.p99_budget_ms:g} ms)"
-                   + (f"; {caution}" if (caution := best.caution()) else ""))
+    elif advice is not None:
+        _recommendation(space, advice)
     if measured:
-        st.altair_chart(charts.sweep_curves(points, space), width="stretch")
-        c1, c2 = st.columns(2)
-        c1.altair_chart(charts.sweep_by_load(points, space), width="stretch")
-        c2.altair_chart(charts.pareto_chart(points, space), width="stretch")
+        for chart in (charts.sweep_curves(points, space), charts.sweep_by_load(points, space),
+                      charts.pareto_chart(points, space)):
+            st.altair_chart(chart, width="stretch")  # one a row: side by side, two panels hid a third
     if points:
         st.dataframe(_point_table(points, space), hide_index=True, width="stretch")
     for line in record.skipped:
         st.caption(f"Not measured: {literal(line)}")
-    _sweep_actions(lab, study, space, points, best)
+    _sweep_actions(lab, study, space, points, advice)
+
+
+def confirmed(advice: Recommendation) -> bool:
+    """Return whether the recommendation may be taken as it stands: clear, or the only configuration inside the SLA."""
+    return advice.verdict in (CLEAR, ONLY)
+
+
+def _recommendation(space: SearchSpace, advice: Recommendation) -> None:
+    """The operating point and the recommendation's sentence: green when confirmed, a warning otherwise."""
+    best = advice.best
+    head = (f"**SLA operating point: {literal(best.choice.label)} at {best.load:g} "
+            f"{'in flight' if space.load_kind == CONCURRENCY else 'req/s'}** — goodput "
+            f"{fmt('goodput_rps', best.goodput)}, throughput {fmt('throughput_rps', best.throughput)}, "
+            f"p99 {fmt('p99_ms', best.p99)} (budget {space.p99_budget_ms:g} ms)"
+            + (f"; {literal(caution)}" if (caution := best.caution()) else ""))
+    (st.success if confirmed(advice) else st.warning)(f"{head}\n\n{literal(advice.text)}")
 
 
 def _point_table(points, space: SearchSpace) -> pd.DataFrame:
@@ -88,23 +108,18 @@ def _point_table(points, space: SearchSpace) -> pd.DataFrame:
         label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
         "inside SLA": p.status == DONE and space.meets_sla(p.p99, p.throughput),
         "settled": p.stable if p.status == DONE else None,
+        "measured": len(p.repeats) + 1 if p.status == DONE else 0,
+        "marked": p.marked,
         "generator behind": "" if p.behind is None else sent_behind(p.behind),
         "note": p.note,
     } for p in points])
 
 
-def _sweep_actions(lab: Lab, study, space: SearchSpace, points, best) -> None:
+def _sweep_actions(lab: Lab, study, space: SearchSpace, points: list[Point], advice: Recommendation | None) -> None:
     done = [p for p in points if p.status == DONE]
-    if best is not None and can_operate():
-        if st.button(f"Apply the recommended config ({best.choice.label})", key="exp:apply_best", type="primary",
-                     disabled=lab.jobs.running):
-            try:
-                result = lab.apply(space.model, best.choice.config(parse_config(Start.of(study).served)),
-                                   f"sweep {study.id}: recommended {best.choice.label}", confirm_contract=True)
-            except ConfigError as exc:
-                st.error(clean(str(exc)))
-            else:
-                st.success(result.message)
+    best = advice.best if advice is not None else None
+    if advice is not None and can_operate():
+        _apply_buttons(lab, study, space, advice)
     c1, c2, c3, c4 = st.columns(4)
     if best is not None:
         c1.download_button("Recommended config.pbtxt", best.config_text or "", export.config_file_name(best),
@@ -131,3 +146,36 @@ def _sweep_actions(lab: Lab, study, space: SearchSpace, points, best) -> None:
                                                                point.load, space.p99_budget_ms)), language="bash")
         st.download_button("This point's config.pbtxt", point.config_text, export.config_file_name(point),
                            key="exp:dl_point")
+
+
+def _apply_buttons(lab: Lab, study, space: SearchSpace, advice: Recommendation) -> None:
+    """Apply the operating point — saying so on the button when it is not confirmed — or the runner-up, or hand the
+    two to the A/B form."""
+    best, runner = advice.best, advice.runner_up
+    sure = confirmed(advice)
+    text = (f"Apply the recommended config ({best.choice.label})" if sure
+            else f"Apply {best.choice.label} — not confirmed: {advice.verdict}")
+    picks = [(best, text, "exp:apply_best", "primary" if sure else "secondary")]
+    if runner is not None and not sure:
+        picks.append((runner, f"Apply the runner-up ({runner.choice.label}) instead", "exp:apply_runner", "secondary"))
+    for point, words, key, kind in picks:
+        if st.button(words, key=key, type=kind, disabled=lab.jobs.running):
+            _apply(lab, study, space, point, "recommended" if point is best else "runner-up")
+    if runner is not None and not sure:
+        named = [(f"sweep {study.id}: {p.choice.label} ({tag})", p.config_text)
+                 for p, tag in ((best, "recommended"), (runner, "runner-up"))]
+        st.button(f"Compare {best.choice.label} and {runner.choice.label} in an A/B", key="exp:ab_from_sweep",
+                  on_click=prefill, args=(space.model, named), disabled=not all(t for _, t in named))
+        if st.session_state.get("exp:ab_from_sweep"):
+            st.info("The A/B comparison tab's form now holds both configurations (A: the operating point, B: the "
+                    "runner-up): open that tab, set the traffic and start it.")
+
+
+def _apply(lab: Lab, study, space: SearchSpace, point: Point, what: str) -> None:
+    try:
+        result = lab.apply(space.model, point.choice.config(parse_config(Start.of(study).served)),
+                           f"sweep {study.id}: {what} {point.choice.label}", confirm_contract=True)
+    except ConfigError as exc:
+        st.error(clean(str(exc)))
+    else:
+        st.success(result.message)

@@ -1,6 +1,7 @@
 """Sweep and A/B charts, rendered to SVG by vl-convert, on made-up studies (tests/experiments/samples.py)."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -103,8 +104,44 @@ def test_trials_show_each_arms_values_per_trial_and_their_mean(ab):
     svg = render(charts.ab_trials(ab))
     dots = marks(svg, "point")
     assert len(dots) == len(charts.TRIAL_KEYS) * 2 * 4 and len(marks(svg, "tick")) == len(charts.TRIAL_KEYS) * 2
-    goodput = [r for r in charts.trial_rows(ab) if r["metric"] == "goodput within SLA (req/s)" and r["arm"] == "start"]
+    baseline = "A (1 instance, max batch 32, delay 500 µs, preferred [4, 8])"  # as the report names it
+    goodput = [r for r in charts.trial_rows(ab) if r["metric"] == "goodput within SLA (req/s)" and r["arm"] == baseline]
     assert [r["value"] for r in goodput] == ab.values("start", "goodput_rps")
+    assert {r["letter"] for r in charts.trial_rows(ab)} == {"A", "B"}
+
+
+def _texts(svg: str) -> list[str]:
+    """Return every text the SVG draws (a multi-line text: each line)."""
+    return [html.unescape(t) for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)</(?:text|tspan)>", svg)]
+
+
+def test_arms_are_named_by_letter_and_change_in_full_wherever_the_ab_charts_name_them(ab):
+    """The lab's names ('start', 'sweep 2: …') never label a chart; the report's titles do, never cut short."""
+    for svg in (render(charts.ab_trials(ab)), render(charts.ab_timeline(ab))):
+        texts = _texts(svg)
+        assert "B (instances 1 → 2, delay 500 → 2000 µs)" in texts, texts
+        assert "A (1 instance, max batch 32, delay 500 µs, preferred [4, 8])" in texts
+        assert not [t for t in texts if t.endswith("…")], texts  # a label truncated by the legend's limit
+        assert "start" not in texts and "2 instances" not in texts
+    axis = [t for t in _texts(render(charts.ab_trials(ab))) if t in ("A", "B")]
+    assert axis.count("A") == axis.count("B") >= 2  # the panels' axes: letters, short enough for any panel
+
+
+def test_the_difference_chart_gives_every_metric_a_row_of_its_own(ab):
+    svg = render(charts.ab_differences(ab, "2 instances"))
+    ys = sorted(float(re.search(r"translate\([^,]+,([^)]+)\)", attrs).group(1)) for _, attrs in marks(svg, "point"))
+    assert len(ys) == len(charts.difference_rows(ab, "2 instances")) >= 6
+    gaps = [b - a for a, b in zip(ys, ys[1:])]
+    assert min(gaps) >= charts.ROW_STEP - 1, gaps  # a row per metric at any page width, never one on another
+
+
+def test_a_long_title_wraps_and_a_label_beside_the_operating_point_stays_inside(sweep):
+    long = samples.ab_result(names=("start", "B"))
+    head = charts.ab_differences(long, "B").to_dict()["title"]["text"]
+    assert isinstance(head, list) and len(head) >= 2 and max(map(len, head)) <= charts.TITLE_CHARS, head
+    space, points = sweep
+    ring = [t for t in re.findall(r'<text[^>]*>operating point</text>', render(charts.sweep_curves(points, space)))]
+    assert len(ring) == 1 and 'text-anchor="end"' in ring[0], ring  # the best point is the rightmost: label left
 
 
 def test_differences_are_coloured_by_verdict_around_a_zero_rule(ab):
@@ -113,7 +150,7 @@ def test_differences_are_coloured_by_verdict_around_a_zero_rule(ab):
     assert colour["goodput within SLA (req/s)"] == charts.GREEN  # made up: 25 % more goodput, clearly better
     assert colour["client p99 (ms)"] == charts.GREEN
     assert colour["average batch size (inferences)"] == charts.GREY  # identical in both arms
-    assert "relative to start" in svg and "goodput, p99, throughput: 3 intervals together at 95 %" in svg
+    assert "relative to A" in svg and "goodput, p99, throughput: 3 intervals together at 95 %" in svg
     tips = {r["metric"]: r["text"] for r in charts.difference_rows(ab, "2 instances")}
     assert "98.3 % CI" in tips["client p99 (ms)"] and "(95 % CI" in tips["average batch size (inferences)"]
     zero = charts.ab_differences(ab, "2 instances").to_dict()["layer"][0]
@@ -126,7 +163,8 @@ def test_a_comparison_with_one_trial_per_arm_has_no_interval_and_says_so(ab):
     nothing = ABResult(ab.study_id, ab.plan, {})
     for chart, why in ((charts.ab_trials(nothing), "no finished trials"), (charts.ab_timeline(nothing), "no stored "
                        "windows"), (charts.ab_differences(nothing, "2 instances"), "fewer than two complete trials")):
-        assert chart.to_dict()["title"].endswith(f": {why}") and why in render(chart)
+        head = chart.to_dict()["title"]["text"]
+        assert " ".join(head if isinstance(head, list) else [head]).endswith(f": {why}") and why in render(chart)
 
 
 def test_the_timeline_draws_one_line_per_arm_and_trial_in_each_panel(ab):

@@ -1,0 +1,107 @@
+"""Made-up sweeps and A/B comparisons stored as the lab stores them, for the Experiments page's tests.
+
+Every figure is invented (tests/experiments/samples.py: a toy capacity model and log-normal latencies); the rows
+are the real ones (Study, Experiment: points, repeats, trials), so the page reads them exactly as it reads a study
+the lab ran. Nothing here touches a server.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from app.config.model_config import format_config, parse_config
+from app.experiments.ab import ABResult
+from app.experiments.driving import Start
+from app.experiments.meter import merged
+from app.experiments.recommend import pooled, recommend
+from app.experiments.space import SearchSpace
+from app.experiments.store import DONE, Experiment, ExperimentStore, Study
+from app.experiments.sweep import REPEAT, Point, SweepOptions
+from tests.experiments import samples
+
+CLOSE = {"i1-d0": 400.0, "i1-d2000": 560.0, "i2-d0": 700.0, "i2-d2000": 715.0}  # req/s: the best two 2 % apart
+APART = {"i1-d0": 400.0, "i1-d2000": 560.0, "i2-d0": 600.0, "i2-d2000": 900.0}  # the best 50 % ahead
+
+
+def sweep_space(**overrides) -> SearchSpace:
+    """Return a made-up sweep's space of gpu_sim: 1 or 2 instances × delay 0 or 2000 µs, at four loads."""
+    return SearchSpace(**{"model": "gpu_sim", "instances": (1, 2), "delays_us": (0, 2000), "include_default": False,
+                          "loads": (1, 2, 4, 8), "p99_budget_ms": 50.0, "adaptive": False, **overrides})
+
+
+def sweep_points(space: SearchSpace, capacity: dict[str, float], seed: int = 3, noise: float = 0.05,
+                 t0: float = samples.T0) -> list[Point]:
+    """Return made-up points: throughput rises with load to each configuration's capacity; each window's rate varies
+    by ±noise, so every point shows a spread."""
+    rng = np.random.default_rng(seed)
+    base = parse_config(samples.BASE_CONFIG)
+    points, t = [], t0
+    for choice in space.choices():
+        text = format_config(choice.config(base))
+        for load in space.loads:
+            cap = capacity[choice.key]
+            rps = cap * (1 - math.exp(-load * 180 / cap))
+            windows = [samples.window(t + 0.5 * k, 0.5, rps * (1 + noise * (k - 1)), 1000 * load / rps, rng,
+                                      sla_ms=space.p99_budget_ms) for k in range(3)]
+            whole = merged(windows)
+            points.append(Point(choice, load, DONE, True, 0.01, whole.figures(), [w.to_dict() for w in windows], "",
+                                text, t0=whole.t0, t1=whole.t1))
+            t += 2.0
+    return points
+
+
+def repeat_best(space: SearchSpace, points: list[Point], seed: int = 4, lower: dict[str, float] | None = None
+                ) -> dict[str, list[Point]]:
+    """Return one made-up repeat of each configuration's best point inside the SLA (what the sweep re-measures),
+    measured later, 2 % lower than the first time — or lower by {configuration key: share}."""
+    firsts = {}
+    for p in points:
+        best = firsts.get(p.choice.key)
+        if space.meets_sla(p.p99, p.throughput) and (best is None or p.goodput > best.goodput):
+            firsts[p.choice.key] = p
+    rng = np.random.default_rng(seed)
+    out = {}
+    for p in firsts.values():
+        rps = p.throughput * (1 - (lower or {}).get(p.choice.key, 0.02))
+        windows = [samples.window(p.t0 + 100 + 0.5 * k, 0.5, rps * (1 + 0.05 * (k - 1)), 1000 * p.load / rps, rng,
+                                  sla_ms=space.p99_budget_ms) for k in range(3)]
+        whole = merged(windows)
+        out[p.key] = [dataclasses.replace(p, figures=whole.figures(), windows=[w.to_dict() for w in windows],
+                                          t0=whole.t0, t1=whole.t1)]
+    return out
+
+
+def store_sweep(store: ExperimentStore, space: SearchSpace, points: list[Point], repeats: dict[str, list[Point]],
+                label: str) -> int:
+    """Store a finished sweep as run_sweep stores one (its points, repeats and result); return its id."""
+    start = Start(samples.BASE_CONFIG, samples.BASE_CONFIG)
+    sid = store.add_study(Study("sweep", label, space.model, {
+        "space": space.to_dict(), "options": dataclasses.asdict(SweepOptions(seed=11)), "start": start.to_dict()},
+        samples.T0, base_config=samples.BASE_CONFIG, env=samples.ENV))
+    for kind, point in [("point", p) for p in points] + [(REPEAT, r) for rs in repeats.values() for r in rs]:
+        store.add(Experiment(f"{point.choice.label} @ {point.load:g}", space.model, point.config_text, point.t0,
+                             point.t1, client=point.figures["client"], server=point.figures["server"], kind=kind,
+                             status=point.status, study_id=sid, point=point.key, seed=11, windows=point.windows,
+                             outcome={"stable": point.stable, "change": point.change, "note": point.note,
+                                      "load": point.load, "choice": point.choice.key}))
+    advice = recommend(space, [pooled(p, repeats.get(p.key, [])) for p in points])
+    store.update_study(sid, status=DONE, note="the starting config serves again", result={
+        "best": advice.best.key if advice else None, "points": len(points), "skipped": [],
+        "repeats": sum(map(len, repeats.values())), "recommendation": advice.to_dict() if advice else None})
+    return sid
+
+
+def store_ab(store: ExperimentStore, result: ABResult, label: str) -> int:
+    """Store a finished comparison as run_ab stores one (its plan and every trial); return its id."""
+    sid = store.add_study(Study("ab", label, result.plan.model, {"plan": result.plan.to_dict()}, samples.T0,
+                                base_config=samples.BASE_CONFIG, env=samples.ENV))
+    for arm in result.plan.arms:
+        for trial, f in sorted(result.trials.get(arm.name, {}).items()):
+            store.add(Experiment(f"{arm.name} — trial {trial + 1}", result.plan.model, arm.config_text, f["t0"],
+                                 f["t1"], client=f["client"], server=f["server"], kind="trial", study_id=sid,
+                                 point=f"{arm.name}#{trial}", windows=f["windows"],
+                                 outcome={"arm": arm.name, "trial": trial}))
+    store.update_study(sid, status=DONE)
+    return sid
