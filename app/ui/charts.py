@@ -1,7 +1,9 @@
 """The live view's charts: each kind's Vega-Lite specification is built once; every refresh sends only data.
 
 Building and validating an Altair chart every second was most of the dashboard's CPU; the templates
-refer to named datasets (main, markers, bands, ...) that each refresh fills in.
+refer to named datasets (main, markers, bands, ...) that each refresh fills in. Each kind comes in the
+operator's words and in an audience's (audience=True: /demo, the catalog's presenter labels); a chart with
+nothing to draw says "no traffic yet" instead of showing an empty, unlabelled axis.
 """
 from __future__ import annotations
 
@@ -10,26 +12,40 @@ from functools import lru_cache
 
 import altair as alt
 
-from app.metrics.catalog import BREAKDOWN, label
+from app.metrics.catalog import BREAKDOWN, label, presenter_label
 from app.ui.frames import band_records, batch_records, client_totals, marker_records, series
 
 HEIGHT = 220
+DEMO_HEIGHT = 370  # the demo's one latency chart: Streamlit fits title, legend and axes inside it (plot ≈ 260 px)
 RED = "#d62728"
+GREEN = "#2ca02c"
+IDLE = "no traffic yet"
+WAITING = "waiting for the first answers"  # traffic runs, no second of answers has ended yet
+AXIS_FORMAT = ",.3~r"  # 0.25, 12, 1,500: never "250m" (SI) for a quarter of a millisecond
+
+
+def name(key: str, audience: bool = False) -> str:
+    """Return a figure's series name: the operator's label, or the presenter's words for an audience."""
+    return presenter_label(key) if audience else label(key, False)
 
 
 def _x() -> alt.X:
     return alt.X("time:T", title=None, axis=alt.Axis(format="%H:%M:%S"))
 
 
-def _legend() -> alt.Legend:
+def _legend(audience: bool = False) -> alt.Legend:
+    if audience:  # beside the plot: on a 720 px screen the height is what the lines need
+        return alt.Legend(orient="right", title=None, labelLimit=220, labelFontSize=13, symbolStrokeWidth=3)
     return alt.Legend(orient="bottom", title=None, columns=2, labelLimit=260)
 
 
-def _marker_layers() -> list:
+def _marker_layers(numbered: bool = True) -> list:
     bands = alt.Chart(alt.NamedData("bands")).mark_rect(color=RED, opacity=0.12).encode(
         x="time:T", x2="end:T", tooltip=["label:N", alt.Tooltip("time:T", format="%H:%M:%S")])
     rules = alt.Chart(alt.NamedData("markers")).mark_rule(color=RED, strokeDash=[4, 3]).encode(
         x="time:T", tooltip=["n:N", "label:N", alt.Tooltip("time:T", format="%H:%M:%S")])
+    if not numbered:  # an audience: the change is said in words above the chart, not as a number to look up
+        return [bands, rules]
     # pinned to the plot's top edge in pixels: an offset (dy) pushed them outside and autosize squashed the plot
     labels = alt.Chart(alt.NamedData("markers")).mark_text(
         align="left", baseline="top", dx=3, dy=2, color=RED, fontSize=10).encode(
@@ -37,92 +53,171 @@ def _marker_layers() -> list:
     return [bands, rules, labels]
 
 
-def _lines(title, unit: str, dashed: tuple[str, ...] = (), data: str = "main") -> alt.Chart:
-    return alt.Chart(alt.NamedData(data), title=title, height=HEIGHT).mark_line(interpolate="monotone").encode(
+def _idle_layer() -> alt.Chart:
+    """The words an empty chart shows in its middle (dataset 'idle' holds them only while there is no data)."""
+    return alt.Chart(alt.NamedData("idle")).mark_text(
+        fontSize=16, color="#666", align="center", baseline="middle",
+        x={"expr": "width / 2"}, y={"expr": "height / 2"}).encode(text="text:N")
+
+
+def _lines(title, unit: str, dashed: tuple[str, ...] = (), data: str = "main", audience: bool = False,
+           height: int = HEIGHT) -> alt.Chart:
+    axis = alt.Axis(format=AXIS_FORMAT, tickCount=5, labelFontSize=13 if audience else 10)
+    return alt.Chart(alt.NamedData(data), title=title, height=height).mark_line(
+        interpolate="monotone", strokeWidth=3 if audience else 2).encode(
         x=_x(),
-        y=alt.Y("value:Q", title=unit, axis=alt.Axis(format="~s")),
-        color=alt.Color("series:N", legend=_legend()),
+        y=alt.Y("value:Q", title=unit, axis=axis),
+        color=alt.Color("series:N", legend=_legend(audience)),
         strokeDash=alt.condition(alt.FieldOneOfPredicate("series", list(dashed)), alt.value([4, 2]), alt.value([1, 0])),
         tooltip=["series:N", alt.Tooltip("value:Q", format=",.2f"), alt.Tooltip("n:Q", title="samples"),
                  alt.Tooltip("time:T", format="%H:%M:%S")],
     )
 
 
-def _breakdown_area() -> alt.Chart:
-    order = [label(k, False) for k in BREAKDOWN]
-    return alt.Chart(alt.NamedData("main"), title="Where a request's server time goes (per request, per second)",
-                     height=HEIGHT).mark_area(opacity=0.85).encode(
-        x=_x(), y=alt.Y("value:Q", stack="zero", title="ms"),
-        color=alt.Color("series:N", sort=order, legend=_legend()),
+def _sla_layers() -> list:
+    """The SLA as a dashed green line, labelled at its right end ('SLA 50 ms')."""
+    rule = alt.Chart(alt.NamedData("sla")).mark_rule(color=GREEN, strokeDash=[6, 3], strokeWidth=2).encode(
+        y="sla:Q", tooltip=["label:N"])
+    text = alt.Chart(alt.NamedData("sla")).mark_text(
+        align="right", baseline="bottom", dx=-4, dy=-3, color=GREEN, fontSize=12, fontWeight="bold").encode(
+        y="sla:Q", x=alt.value("width"), text="label:N")
+    return [rule, text]
+
+
+def _breakdown_area(audience: bool = False) -> alt.Chart:
+    order = [name(k, audience) for k in BREAKDOWN]
+    title = "Where a request's time in the server goes (ms)" if audience else \
+        "Where a request's server time goes (per request, per second)"
+    return alt.Chart(alt.NamedData("main"), title=title, height=HEIGHT).mark_area(opacity=0.85).encode(
+        x=_x(), y=alt.Y("value:Q", stack="zero", title="ms", axis=alt.Axis(format=AXIS_FORMAT)),
+        color=alt.Color("series:N", sort=order, legend=_legend(audience)),
         order=alt.Order("series_order:Q"),
         tooltip=["series:N", alt.Tooltip("value:Q", format=",.2f"), alt.Tooltip("time:T", format="%H:%M:%S")],
     ).transform_calculate(series_order=f"indexof({order!r}, datum.series)")
 
 
-def _per_class() -> alt.LayerChart:
+def _per_class(audience: bool = False) -> alt.LayerChart:
     lines = _lines("Per class: p99 (lines), rejected + timeouts/s (bars)", "ms")
     bars = alt.Chart(alt.NamedData("bars")).mark_bar(opacity=0.4).encode(
-        x="time:T", y=alt.Y("value:Q", title="rejected/s", axis=alt.Axis(format="~s"),
+        x="time:T", y=alt.Y("value:Q", title="rejected/s", axis=alt.Axis(format=AXIS_FORMAT),
                             scale=alt.Scale(domain={"unionWith": [0, 1]})),  # all zero: 0..1, not NaN
         color=alt.Color("series:N"))
     return alt.layer(lines, bars).resolve_scale(y="independent")
 
 
 SERVER_QUANTILES = ("p50_us", "p99_us")
+CLIENT_QUANTILES = ("p50_ms", "p99_ms")
+
+
+def _latency(audience: bool = False) -> alt.LayerChart:
+    dashed = tuple(name(k, audience) for k in SERVER_QUANTILES)
+    return alt.layer(_lines(alt.Title("Latency", subtitle=[""]), "ms", dashed, audience=audience), *_sla_layers())
+
+
+def _demo_latency(audience: bool = True) -> alt.LayerChart:
+    title = alt.Title("How long answers take (ms, each second)", fontSize=16, anchor="start")
+    return alt.layer(_lines(title, "ms", audience=True, height=DEMO_HEIGHT), *_sla_layers())
+
+
 _BUILDERS = {
-    "throughput": lambda: _lines("Throughput and goodput (per second)", "per second", (label("infer_rps", False),)),
-    "latency": lambda: alt.layer(
-        _lines(alt.Title("Latency", subtitle=[""]), "ms", tuple(label(k, False) for k in SERVER_QUANTILES)),
-        alt.Chart(alt.NamedData("sla")).mark_rule(color="#2ca02c", strokeDash=[6, 3]).encode(
-            y="sla:Q", tooltip=["label:N"])),
+    "throughput": lambda audience: _lines(
+        "Answers per second" if audience else "Throughput and goodput (per second)",
+        "per second", (name("infer_rps", audience),), audience=audience),
+    "latency": _latency,
+    "demo_latency": _demo_latency,
     "breakdown": _breakdown_area,
-    "pending": lambda: _lines("Queue depth and batch size", "count"),
+    "pending": lambda audience: _lines("Requests waiting, and batch size" if audience else
+                                       "Queue depth and batch size", "count", audience=audience),
     "per_class": _per_class,
 }
 
 
 @lru_cache(maxsize=None)
-def template(kind: str, zoom: bool = False) -> dict:
+def template(kind: str, zoom: bool = False, audience: bool = False) -> dict:
     """Return the Vega-Lite spec of a chart kind with named, empty datasets (built once per process)."""
     if kind == "batch_histogram":
-        chart = alt.Chart(alt.NamedData("main"), title="Batch sizes Triton formed", height=HEIGHT).mark_bar().encode(
-            x=alt.X("batch size:O"), y=alt.Y("executions:Q"),
+        bars = alt.Chart(alt.NamedData("main"), height=HEIGHT).mark_bar().encode(
+            x=alt.X("batch size:O", title="requests per batch" if audience else "batch size"),
+            y=alt.Y("executions:Q", title="batches" if audience else "executions", axis=alt.Axis(format=AXIS_FORMAT)),
             tooltip=["batch size:O", "executions:Q", alt.Tooltip("share:Q", format=".0%")])
+        chart = alt.layer(bars, _idle_layer(), title="Batch sizes Triton formed")
     else:
-        chart = alt.layer(_BUILDERS[kind](), *_marker_layers())
+        chart = alt.layer(_BUILDERS[kind](audience), *_marker_layers(numbered=not audience), _idle_layer())
         if zoom:
             chart = chart.interactive(bind_y=False)
     return chart.to_dict(validate=False)  # tests validate each template once against the schema
 
 
-def _spec(kind: str, zoom: bool, markers, **datasets) -> dict:
-    spec = copy.deepcopy(template(kind, zoom))
+def _spec(kind: str, zoom: bool, markers, audience: bool = False, idle_text: str = IDLE, **datasets) -> dict:
+    spec = copy.deepcopy(template(kind, zoom, audience))
     if markers is not None:
         datasets.update(markers=marker_records(markers), bands=band_records(markers))
+    main = datasets.get("main") or []
+    idle = not any(r.get("value", r.get("executions")) is not None for r in main)
+    datasets["idle"] = [{"text": idle_text}] if idle else []
     spec["datasets"] = datasets
+    if idle:
+        _no_value_axes(spec)
     return spec
 
 
-def throughput(metrics_rows, load_rows, markers, zoom: bool = False) -> dict:
+def _no_value_axes(spec: dict) -> None:
+    """Drop the value axes of a chart with nothing to draw: an empty domain reads '0' alone, or NaN."""
+    for layer in spec.get("layer", ()):
+        _no_value_axes(layer)
+    y = (spec.get("encoding") or {}).get("y")
+    if isinstance(y, dict) and "field" in y:
+        y["axis"] = None
+
+
+def _words(records: list[dict], keys: tuple[str, ...], audience: bool) -> list[dict]:
+    """Return records with each series named in the presenter's words (audience), else as they are."""
+    if not audience:
+        return records
+    names = {label(k, False): presenter_label(k) for k in keys}
+    return [{**r, "series": names.get(r["series"], r["series"])} for r in records]
+
+
+def throughput(metrics_rows, load_rows, markers, zoom: bool = False, audience: bool = False) -> dict:
     """Server inferences/s against client throughput and goodput."""
-    main = series(metrics_rows, ("infer_rps",)) + series(client_totals(load_rows), ("throughput_rps", "goodput_rps"))
-    return _spec("throughput", zoom, markers, main=main)
+    keys = ("infer_rps", "throughput_rps", "goodput_rps")
+    main = series(metrics_rows, keys[:1]) + series(client_totals(load_rows), keys[1:])
+    return _spec("throughput", zoom, markers, audience, main=_words(main, keys, audience))
 
 
-def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None, zoom: bool = False) -> dict:
+def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None, zoom: bool = False,
+            audience: bool = False, idle_text: str = IDLE) -> dict:
     """Client p50/p99 per second (the authority) against the server's 60 s summary quantiles, with the SLA."""
-    main = series(client_totals(load_rows), ("p50_ms", "p99_ms")) + series(metrics_rows, SERVER_QUANTILES)
+    main = series(client_totals(load_rows), CLIENT_QUANTILES) + series(metrics_rows, SERVER_QUANTILES)
+    main = _words(main, CLIENT_QUANTILES + SERVER_QUANTILES, audience)
     values = [r["value"] for r in main if r["value"] is not None]
     cap = spike_cap(values, sla_ms)
     subtitle = ["client: each second's requests (the authority)", "server: 60 s sliding summary"]
-    spec = _spec("latency", zoom, markers, main=main,
-                 sla=[{"sla": sla_ms, "label": f"SLA {sla_ms:g} ms"}] if sla_ms else [])
+    spec = _spec("latency", zoom, markers, audience, idle_text, main=main, sla=_sla(sla_ms))
     lines = spec["layer"][0]["layer"][0]
     if cap is not None:
         subtitle.append(f"axis capped at {cap:,.0f} ms (a spike reached {max(values):,.0f} ms)")
         lines["encoding"]["y"]["scale"] = {"domain": [0, cap], "clamp": True}
     lines["title"] = {"text": "Latency", "subtitle": subtitle}
     return spec
+
+
+def demo_latency(load_rows, markers, sla_ms: float | None = None, idle_text: str = IDLE) -> dict:
+    """The audience's one latency chart: the clients' p50 and p99 of each second, the SLA labelled, tall."""
+    main = _words(series(client_totals(load_rows), CLIENT_QUANTILES), CLIENT_QUANTILES, True)
+    values = [r["value"] for r in main if r["value"] is not None]
+    spec = _spec("demo_latency", False, markers, True, idle_text, main=main, sla=_sla(sla_ms))
+    cap = spike_cap(values, sla_ms)
+    if cap is not None:  # one spike must not flatten the lines the audience is shown
+        lines = spec["layer"][0]["layer"][0]
+        lines["encoding"]["y"]["scale"] = {"domain": [0, cap], "clamp": True}
+        lines["title"] = {**lines["title"], "subtitle": f"axis capped at {cap:,.0f} ms (a spike reached "
+                                                        f"{max(values):,.0f} ms)"}
+    return spec
+
+
+def _sla(sla_ms: float | None) -> list[dict]:
+    return [{"sla": sla_ms, "label": f"SLA {sla_ms:g} ms"}] if sla_ms else []
 
 
 def spike_cap(values: list[float], sla_ms: float | None = None) -> float | None:
@@ -135,20 +230,21 @@ def spike_cap(values: list[float], sla_ms: float | None = None) -> float | None:
     return cap if ordered[-1] > 2.0 * cap and cap > 0 else None
 
 
-def breakdown(metrics_rows, markers, zoom: bool = False) -> dict:
+def breakdown(metrics_rows, markers, zoom: bool = False, audience: bool = False) -> dict:
     """Stacked per-request queue / compute input / infer / output, in ms."""
-    return _spec("breakdown", zoom, markers, main=series(metrics_rows, BREAKDOWN))
+    return _spec("breakdown", zoom, markers, audience, main=_words(series(metrics_rows, BREAKDOWN), BREAKDOWN, audience))
 
 
-def pending(metrics_rows, markers, zoom: bool = False) -> dict:
+def pending(metrics_rows, markers, zoom: bool = False, audience: bool = False) -> dict:
     """The pending-request gauge (queue depth) and the average batch size."""
-    return _spec("pending", zoom, markers, main=series(metrics_rows, ("pending", "avg_batch")))
+    keys = ("pending", "avg_batch")
+    return _spec("pending", zoom, markers, audience, main=_words(series(metrics_rows, keys), keys, audience))
 
 
-def batch_histogram(hist: dict[int, int], window: str) -> dict:
+def batch_histogram(hist: dict[int, int], window: str, audience: bool = False) -> dict:
     """Executions per batch size formed by the scheduler in the window."""
-    spec = _spec("batch_histogram", False, None, main=batch_records(hist))
-    spec["title"] = f"Batch sizes Triton formed ({window})"
+    spec = _spec("batch_histogram", False, None, audience, main=batch_records(hist))
+    spec["title"] = f"Batches formed, by size ({window})" if audience else f"Batch sizes Triton formed ({window})"
     return spec
 
 

@@ -43,6 +43,7 @@ class LiveFrame:
     batch_hist: dict[int, int]
     markers: list[Marker]
     impacts: list[tuple[Marker, dict]] = field(default_factory=list)  # the last 6 markers' before/after
+    sla_ms: float | None = None  # the tightest SLA of the traffic to this model (the latency chart's line)
 
 
 class FrameCache:
@@ -92,26 +93,29 @@ def cache_of(lab) -> FrameCache:
 
 
 def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | None = None,
-          now: float | None = None) -> LiveFrame:
-    """Return the live frame of a model: shared by every session asking in the same tick (now: the clock)."""
+          now: float | None = None, audience: bool = False) -> LiveFrame:
+    """Return the live frame of a model: shared by every session asking in the same tick (now: the clock).
+    audience: the demo's frame — its charts in the presenter's words and one tall latency chart of the clients'."""
     now = paused_at if paused_at is not None else (time.time() if now is None else now)
-    key = ("live", model, window_s, per_class, paused_at is not None, *_state(lab))
-    return cache_of(lab).get(key, now, lambda: _build(lab, model, window_s, per_class, now, paused_at is not None))
+    key = ("live", model, window_s, per_class, paused_at is not None, audience, *state_key(lab))
+    return cache_of(lab).get(key, now, lambda: _build(lab, model, window_s, per_class, now, paused_at is not None,
+                                                      audience))
 
 
 def narration_figures(lab, model: str) -> WindowFigures:
     """Return the last NARRATION_S seconds' figures of a model, shared per tick (the demo narration)."""
     now = time.time()
-    return cache_of(lab).get(("narration", model, *_state(lab)), now,
+    return cache_of(lab).get(("narration", model, *state_key(lab)), now,
                              lambda: lab.measure(model, now - NARRATION_S, now))
 
 
-def _state(lab) -> tuple:
+def state_key(lab) -> tuple:
     """What makes a frame of this tick stale when it changes: a run started or stopped, a marker added or closed."""
     return lab.load.running, lab.load.runs, lab.markers.version
 
 
-def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool) -> LiveFrame:
+def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool,
+           audience: bool = False) -> LiveFrame:
     since = now - window_s
     msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
     lsnap = lab.load.snapshot(window_s=window_s + (time.time() - now))
@@ -121,12 +125,14 @@ def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bo
     markers = [m for m in lab.markers.list(model, since) if m.t <= now]
     mrows = msnap.timeline
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
+    idle = charts.WAITING if lsnap.running and targeted else charts.IDLE
     specs = {
-        "throughput": charts.throughput(mrows, lrows, markers, zoom),
-        "latency": charts.latency(mrows, lrows, markers, sla, zoom),
-        "breakdown": charts.breakdown(mrows, markers, zoom),
-        "batches": charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min"),
-        "pending": charts.pending(mrows, markers, zoom),
+        "throughput": charts.throughput(mrows, lrows, markers, zoom, audience),
+        "latency": (charts.demo_latency(lrows, markers, sla, idle) if audience
+                    else charts.latency(mrows, lrows, markers, sla, zoom, idle_text=idle)),
+        "breakdown": charts.breakdown(mrows, markers, zoom, audience),
+        "batches": charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min", audience),
+        "pending": charts.pending(mrows, markers, zoom, audience),
     }
     if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
         specs["per_class"] = charts.per_class(lrows, markers, zoom)
@@ -134,6 +140,6 @@ def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bo
         model=model, window_s=window_s, now=now, up=msnap.up, error=msnap.error,
         running=lsnap.running, targeted=targeted, targets=targets,
         tile=lab.measure(model, now - TILE_S, now), specs=specs, batch_hist=msnap.batch_hist,
-        markers=markers, impacts=[(m, lab.impact(m, model)) for m in markers[-6:]],
+        markers=markers, impacts=[] if audience else [(m, lab.impact(m, model)) for m in markers[-6:]], sla_ms=sla,
     )
 

@@ -6,9 +6,14 @@ import streamlit as st
 
 from app.experiments.store import RUNNING
 from app.lab import Lab
+from app.scenarios.base import Scenario, Script
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import caution, phase_table
 from app.ui.access import can_operate
+
+# Material icons ship with Streamlit's own font: emoji such as U+2705 draw as empty boxes with Debian's fonts.
+HELD, NOT_HELD = ":green[:material/check_circle: held]", ":red[:material/cancel: did not hold]"
+_SEEN = "scn:job-seen"  # session key: the start (epoch s) of the study job this session last saw running
 
 
 def scenario_panel(lab: Lab, page: str) -> None:
@@ -24,7 +29,8 @@ def scenario_panel(lab: Lab, page: str) -> None:
             phases = scenario.phases(False)
             missing = scenario.missing(ready)
             st.caption("Phases: " + "; ".join(p.name for p in phases) + ". It takes over the traffic and the "
-                       "model's config, and serves the starting config again at the end.")
+                       "model's config, serves the starting config again at the end and starts the traffic that "
+                       "was running again.")
             if missing:
                 st.info(f"This scenario runs on the lab's own model{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(f'`{m}`' for m in missing)}, which this server does not serve. **Run on the "
@@ -32,8 +38,11 @@ def scenario_panel(lab: Lab, page: str) -> None:
                         "models, on other ports) and runs it there: your server, models and traffic are untouched. "
                         "The verdict shows here; its live charts are that server's, not this page's.")
             if can_operate():
-                c1, c2 = st.columns([1, 3])
+                c1, c2, c3 = st.columns([1, 2, 1])
                 full = c2.checkbox("Full length (slower, steadier)", key=f"scn:{scenario.name}:full")
+                if scenario.script is not None:
+                    with c3.popover("Presenter script", icon=":material/record_voice_over:"):
+                        _script(scenario)
                 text = "Run on the lab's models" if missing else "Run"
                 if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
                     _start(lab, scenario.name, full, bool(missing))
@@ -42,6 +51,16 @@ def scenario_panel(lab: Lab, page: str) -> None:
                 _last_verdict(lab, scenario)
             except Exception as exc:  # noqa: BLE001 - one unreadable stored verdict must not break the page
                 st.warning(f"The last stored run of this scenario cannot be read: {type(exc).__name__}: {exc}")
+
+
+def _script(scenario: Scenario) -> None:
+    """The presenter's words for the operator: before, during each phase, after by verdict."""
+    script: Script = scenario.script
+    st.markdown(f"**Before you press Run:** {script.before}")
+    st.markdown("**While it runs:**\n" + "\n".join(f"- *{p.name}:* {script.during(p.name)}"
+                                                    for p in scenario.phases(False)))
+    st.markdown(f"**If the claim held:** {script.after_held}")
+    st.markdown(f"**If it did not:** {script.after_not}")
 
 
 def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
@@ -59,6 +78,10 @@ def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
 @st.fragment(run_every=1.0)
 def _progress(lab: Lab, name: str) -> None:
     state = lab.jobs.state
+    if lab.jobs.running and state is not None:
+        st.session_state[_SEEN] = state.started
+    elif st.session_state.pop(_SEEN, None) is not None:
+        st.rerun()  # the study ended: the whole page again, so its verdict shows and Run is enabled at once
     if state is None or state.kind != "scenario" or not lab.jobs.running or state.progress is None:
         return
     study = lab.experiments.study(state.progress.study_id)
@@ -68,13 +91,17 @@ def _progress(lab: Lab, name: str) -> None:
     st.progress(min(1.0, p.done / max(p.total, 1)), text=f"{p.current} ({p.done} of {p.total})")
     if p.narration:
         st.info(p.narration)
+    script = SCENARIOS[name].script
+    if script is not None and can_operate() and (line := script.during(p.current)):
+        st.caption(f"Presenter: {line}")
     if p.log:
         st.text("\n".join(p.log))
 
 
-def _last_verdict(lab: Lab, scenario) -> None:
+def _last_verdict(lab: Lab, scenario: Scenario) -> None:
     runs = [s for s in lab.experiments.studies(kind="scenario", model=scenario.model)
             if s.definition.get("scenario") == scenario.name and s.status != RUNNING]
+    _job_error(lab, scenario, runs[0].created_at if runs else None)
     if not runs:
         return
     last = runs[0]
@@ -85,9 +112,14 @@ def _last_verdict(lab: Lab, scenario) -> None:
     passed = all(c["ok"] for c in checks)
     (st.success if passed else st.error)(
         f"Last run: {'the claim held' if passed else 'the claim did not hold'} "
-        f"({'full length' if last.definition.get('full') else 'shortened phases'})")
+        f"({'full length' if last.definition.get('full') else 'shortened phases'})",
+        icon=":material/check_circle:" if passed else ":material/cancel:")
     for c in checks:
-        st.markdown(f"{'✅' if c['ok'] else '❌'} {c['claim']}: {c['measured']} (held to {c['margin']})")
+        st.markdown(f"{HELD if c['ok'] else NOT_HELD} — {c['claim']}: {c['measured']} (held to {c['margin']})")
+    if last.note:
+        st.caption(f"Afterwards: {last.note}.")
+    if scenario.script is not None and can_operate():
+        st.caption(f"Presenter: {scenario.script.after(passed)}")
     phases = lab.experiments.list(kind="phase", study_id=last.id)
     if note := caution({run.point: run.client for run in phases}):
         st.warning(note)
@@ -95,3 +127,12 @@ def _last_verdict(lab: Lab, scenario) -> None:
     if rows:
         st.caption("What each phase measured (after its warm-up; the same windows the checks use):")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _job_error(lab: Lab, scenario: Scenario, stored_at: float | None) -> None:
+    """Say why this scenario's last job ended before it stored a study (the server lacks a model, say)."""
+    state = lab.jobs.state
+    if (state is None or lab.jobs.running or state.kind != "scenario" or state.label != scenario.title
+            or not state.error or (stored_at is not None and stored_at >= state.started)):
+        return
+    st.error(f"The last run stopped before it measured anything: {state.error}")

@@ -54,10 +54,11 @@ def test_a_failed_build_lets_the_next_session_try_again():
 
 def test_the_labs_frame_is_shared_within_a_second(lab):
     now = float(int(time.time()))  # the start of this second: both calls fall in its tick
-    before = cache_of(lab).builds
+    before, state = cache_of(lab).builds, (lab.load.running, lab.load.runs, lab.markers.version)
     one = frame(lab, "gpu_sim", 180, per_class=False, now=now)
     two = frame(lab, "gpu_sim", 180, per_class=False, now=now + 0.9)
-    assert one is two and cache_of(lab).builds == before + 1
+    assert one is two and cache_of(lab).builds == before + 1, (  # what a frame's key holds, before and after
+        state, (lab.load.running, lab.load.runs, lab.markers.version), [m.text for m in lab.markers.list("gpu_sim")])
     assert {"throughput", "latency", "breakdown", "batches", "pending"} <= set(one.specs)
     assert frame(lab, "gpu_sim", 180, per_class=False, now=now + 1.0) is not one
     paused = frame(lab, "gpu_sim", 180, per_class=False, paused_at=now - 30)
