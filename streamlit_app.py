@@ -8,16 +8,19 @@ import streamlit as st
 st.set_page_config(page_title="Triton Batching Lab", page_icon=str(Path(__file__).parent / "app/ui/favicon.png"),
                    layout="wide")
 
+# The page scripts live in lab_pages/, never in a folder named pages/ beside this script: Streamlit would then
+# start every process in its file-based navigation, and a first session opening a deep link (/demo) would never
+# run this script, leaving file names for navigation to every later session (tests/ui/test_deep_links.py).
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
-    st.Page("pages/instances.py", title="Instances", icon=":material/stacks:"),
-    st.Page("pages/dynamic_batching.py", title="Dynamic batching", icon=":material/inventory_2:"),
-    st.Page("pages/sequence_batching.py", title="Sequence batching", icon=":material/link:"),
-    st.Page("pages/priority.py", title="Priority & queue policy", icon=":material/traffic:"),
-    st.Page("pages/three_batchings.py", title="The three batchings", icon=":material/call_split:"),
-    st.Page("pages/diagnosis.py", title="Latency breakdown & diagnosis", icon=":material/monitor_heart:"),
-    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:"),
-    st.Page("pages/demo.py", title="Demo (read-only)", icon=":material/slideshow:", url_path="demo"),
+    st.Page("lab_pages/overview.py", title="Overview", icon=":material/home:", default=True),
+    st.Page("lab_pages/instances.py", title="Instances", icon=":material/stacks:"),
+    st.Page("lab_pages/dynamic_batching.py", title="Dynamic batching", icon=":material/inventory_2:"),
+    st.Page("lab_pages/sequence_batching.py", title="Sequence batching", icon=":material/link:"),
+    st.Page("lab_pages/priority.py", title="Priority & queue policy", icon=":material/traffic:"),
+    st.Page("lab_pages/three_batchings.py", title="The three batchings", icon=":material/call_split:"),
+    st.Page("lab_pages/diagnosis.py", title="Latency breakdown & diagnosis", icon=":material/monitor_heart:"),
+    st.Page("lab_pages/experiments.py", title="Experiments", icon=":material/science:"),
+    st.Page("lab_pages/demo.py", title="Demo (read-only)", icon=":material/slideshow:", url_path="demo"),
 ]
 
 # the demo URL (/demo) shows the operator's lab with no navigation and no controls

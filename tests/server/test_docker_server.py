@@ -198,11 +198,11 @@ def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
     lab_owner.close()  # a Lab an earlier test left (none: nothing to do); the pages build the docker one
     try:
-        overview = open_page("pages/overview.py")
+        overview = open_page("lab_pages/overview.py")
         assert metric(overview, "Backend") == "docker" and metric(overview, "Server") == "ready"
         lab = get_lab()
         assert any(f"Docker container {lab.server.container.name}" in m.value for m in overview.markdown)
-        page = open_page("pages/dynamic_batching.py")
+        page = open_page("lab_pages/dynamic_batching.py")
         widget(page.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
         ok(page.button(key="dynamic:apply").click().run())
         assert any("reloaded gpu_sim" in t for t in texts(page.success))

@@ -10,7 +10,7 @@ from app.paths import ROOT
 from tests.helpers import wait_until  # noqa: F401 - the UI tests take it from here
 
 RUN_TIMEOUT_S = 60
-PAGES = sorted((ROOT / "pages").glob("*.py"))
+PAGES = sorted((ROOT / "lab_pages").glob("*.py"))
 
 
 def open_page(path: str | Path) -> AppTest:

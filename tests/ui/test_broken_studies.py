@@ -24,7 +24,7 @@ REFUSED = "dynamic_batching: needs max_batch_size > 0"
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()
+    at = AppTest.from_file(str(ROOT / "lab_pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()
     return _rendered(at)
 
 
@@ -182,7 +182,7 @@ def test_a_finished_job_shows_its_status_in_its_colour(lab, damaged):
             lab.jobs.state = JobState("sweep", f"{status} job", time.time() - 5, finished=time.time(),
                                       result=SimpleNamespace(status=status, note=note, wall_s=5.0,
                                                              study_id=damaged["whole"]))
-            at = AppTest.from_file(str(ROOT / "pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()
+            at = AppTest.from_file(str(ROOT / "lab_pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()
             assert not at.exception, [e.value for e in at.exception]
             shown = {kind: [t for t in texts(getattr(at, kind)) if t.startswith(f"{status} job")]
                      for kind in ("error", "warning", "info", "success")}

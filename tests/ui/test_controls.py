@@ -29,7 +29,7 @@ def apply(at):
 def test_dynamic_delay_apply_then_undo(ui_env, triton, restore_model):
     restore_model("gpu_sim")
     before = file_text(triton, "gpu_sim")
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     assert at.button(key="dynamic:apply").disabled, "Apply enabled with no change"
     widget(at.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
     assert "+  max_queue_delay_microseconds: 2000" in at.code[0].value  # the pending diff
@@ -47,7 +47,7 @@ def test_dynamic_delay_apply_then_undo(ui_env, triton, restore_model):
 
 
 def test_dynamic_batching_off_shows_in_diff(ui_env, triton):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     widget(at.toggle, "Dynamic batching").set_value(False).run()
     ok(at)
     assert "-dynamic_batching {" in at.code[0].value
@@ -57,7 +57,7 @@ def test_dynamic_batching_off_shows_in_diff(ui_env, triton):
 def test_instances_kind_gpu_is_refused_and_file_untouched(ui_env, triton, restore_model):
     restore_model("gpu_sim")
     before = (triton.repo / "gpu_sim" / "config.pbtxt").read_bytes()
-    at = open_page("pages/instances.py")
+    at = open_page("lab_pages/instances.py")
     widget(at.radio, "Kind").set_value("KIND_GPU").run()
     apply(at)
     assert not at.exception
@@ -69,7 +69,7 @@ def test_instances_kind_gpu_is_refused_and_file_untouched(ui_env, triton, restor
 
 def test_instances_count_apply(ui_env, triton, restore_model):
     restore_model("gpu_sim")
-    at = open_page("pages/instances.py")
+    at = open_page("lab_pages/instances.py")
     widget(at.slider, "Instances (instance_group.count)").set_value(2).run()
     ok(apply(at))
     assert live_config(triton, "gpu_sim")["instance_group"][0]["count"] == 2
@@ -78,7 +78,7 @@ def test_instances_count_apply(ui_env, triton, restore_model):
 
 def test_priority_levels_apply(ui_env, triton, restore_model):
     restore_model("gpu_sim")
-    at = open_page("pages/priority.py")
+    at = open_page("lab_pages/priority.py")
     widget(at.number_input, "priority_levels (0 = off)").set_value(2).run()
     ok(at)
     assert len([w for w in at.selectbox if w.label == "timeout action"]) == 2  # one policy row per level
@@ -89,7 +89,7 @@ def test_priority_levels_apply(ui_env, triton, restore_model):
 
 
 def test_traffic_start_and_stop(lab):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     assert at.button(key="dynamic:traffic:stop").disabled
     widget(at.slider, "Concurrency").set_value(2).run()
     ok(at.button(key="dynamic:traffic:start").click().run())
@@ -112,7 +112,7 @@ def test_the_traffic_form_starts_from_what_runs(lab):
 
     lab.start_traffic(LoadSpec(model="gpu_sim", mode=Mode.OPEN, rate=120.0, arrival=ArrivalSpec(kind="mmpp"),
                                duration_s=60.0))
-    at = open_page("pages/dynamic_batching.py")  # its preset is closed loop, concurrency 16
+    at = open_page("lab_pages/dynamic_batching.py")  # its preset is closed loop, concurrency 16
     assert widget(at.radio, "Load").value == "open"
     assert widget(at.number_input, "Rate (req/s)").value == 120.0
     assert widget(at.selectbox, "Arrivals").value == "mmpp"
@@ -121,7 +121,7 @@ def test_the_traffic_form_starts_from_what_runs(lab):
 
 
 def test_a_rate_out_of_range_is_refused_visibly(lab):
-    at = open_page("pages/priority.py")  # open loop preset
+    at = open_page("lab_pages/priority.py")  # open loop preset
     widget(at.number_input, "Rate (req/s)").set_value(50000.0).run()
     assert not at.exception
     assert [e.value for e in at.error] == ["Not accepted: rate (req/s) must be between 1 and 5000; 50000.0 was typed."]
@@ -129,7 +129,7 @@ def test_a_rate_out_of_range_is_refused_visibly(lab):
 
 
 def test_sequence_traffic_gives_right_answers(lab):
-    at = open_page("pages/sequence_batching.py")
+    at = open_page("lab_pages/sequence_batching.py")
     assert any("stream_acc is stateful" in s for s in texts(at.success)), texts(at.success)
     widget(at.slider, "Concurrent sequences").set_value(4).run()
     ok(at.button(key="sequence:traffic:start").click().run())
@@ -144,7 +144,7 @@ def test_sequence_traffic_gives_right_answers(lab):
 
 
 def test_diagnosis_reads_the_window_under_traffic(lab):
-    at = open_page("pages/diagnosis.py")
+    at = open_page("lab_pages/diagnosis.py")
     assert any(h.value.startswith("Diagnosis — last") for h in at.subheader)
     ok(at.button(key="diagnosis:traffic:start").click().run())
 
@@ -158,7 +158,7 @@ def test_diagnosis_reads_the_window_under_traffic(lab):
 
 
 def test_three_batchings_checks_each_model(ui_env):
-    at = open_page("pages/three_batchings.py")
+    at = open_page("lab_pages/three_batchings.py")
     table = at.dataframe[0].value.set_index("model")
     assert table.loc["stream_acc", "scheduler"] == "sequence"
     assert set(table["fits"]) == {"yes"}
@@ -177,14 +177,14 @@ def _raw(at, key: str = "dynamic", model: str = "gpu_sim"):
 
 
 def test_the_raw_editor_does_no_work_while_collapsed(ui_env, triton):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     assert not [t for t in at.text_area if t.label == "config.pbtxt"]  # collapsed: nothing rendered
     assert _raw(at).value == file_text(triton, "gpu_sim")  # opened: the whole file
 
 
 def test_raw_editor_shows_a_syntax_error_by_line_and_column(ui_env, triton, restore_model):
     restore_model("gpu_sim")
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     _raw(at).set_value(_raw(at).value.replace("max_batch_size: 32", "max_batch_size: \x1b[31mlots\x1b[0m")).run()
     (error,) = texts(at.error)
     assert error.startswith("Syntax error — line 2, column 17") and "\x1b" not in error, error
@@ -192,7 +192,7 @@ def test_raw_editor_shows_a_syntax_error_by_line_and_column(ui_env, triton, rest
 
 def test_raw_editor_applies_through_the_same_checked_path(ui_env, triton, restore_model):
     restore_model("gpu_sim")
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     _raw(at).set_value(_raw(at).value.replace("max_queue_delay_microseconds: 500",
                                               "max_queue_delay_microseconds: 1500")).run()
     assert "+  max_queue_delay_microseconds: 1500" in at.code[-1].value
@@ -207,7 +207,7 @@ def test_raw_editor_applies_through_the_same_checked_path(ui_env, triton, restor
 def test_raw_editor_asks_to_confirm_a_contract_change(ui_env, triton, restore_model):
     restore_model("gpu_sim")
     before = file_text(triton, "gpu_sim")
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     _raw(at).set_value(_raw(at).value.replace('name: "OUTPUT"', 'name: "RESULT"')).run()
     assert any("contract" in w for w in texts(at.warning)), texts(at.warning)
     assert at.button(key="dynamic:gpu_sim:raw:apply").disabled  # not until the change is accepted
@@ -220,7 +220,7 @@ def test_raw_editor_asks_to_confirm_a_contract_change(ui_env, triton, restore_mo
 
 def test_undo_is_disabled_with_the_reason_when_there_is_nothing_to_undo(ui_env, triton, restore_model):
     restore_model("mlp")
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     at.selectbox(key="dynamic:model").set_value("mlp").run()
     undo = at.button(key="dynamic:undo")
     assert undo.disabled and "nothing to undo" in undo.help
@@ -228,12 +228,12 @@ def test_undo_is_disabled_with_the_reason_when_there_is_nothing_to_undo(ui_env, 
 
 def test_untouched_cost_parameters_keep_their_text(ui_env, triton, restore_model):
     restore_model("gpu_sim")
-    at = open_page("pages/instances.py")
+    at = open_page("lab_pages/instances.py")
     assert at.button(key="instances:apply").disabled, at.code[0].value  # "3000" did not become "3000.0"
 
 
 def test_pause_freezes_the_live_view(lab):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     widget(at.toggle, "Pause").set_value(True).run()
     ok(at)
     assert any(c.startswith("Paused at ") for c in texts(at.caption)), texts(at.caption)

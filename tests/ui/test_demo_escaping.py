@@ -13,7 +13,7 @@ HOSTILE = "[x](http://example.invalid) <img src=http://example.invalid/a.png> **
 def test_a_markers_text_reaches_the_demo_as_typed(lab):
     model = lab.load.spec.model if lab.load.spec is not None else "gpu_sim"  # the model /demo follows
     marker = lab.markers.add(model, "note", HOSTILE)
-    at = open_page("pages/demo.py")
+    at = open_page("lab_pages/demo.py")
     latest = [m.value for m in at.markdown if m.value.startswith(f"**Latest: #{marker.id} ")]
     assert latest, [m.value for m in at.markdown]
     source = latest[0]

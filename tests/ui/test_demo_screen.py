@@ -37,7 +37,7 @@ def test_a_notes_text_reaches_the_demo_as_typed(lab, choice):
     choice.choose(presenter.LIVE)
     model = lab.load.spec.model if lab.load.spec is not None else "gpu_sim"  # the model /demo follows
     lab.markers.add(model, "note", HOSTILE)
-    at = open_page("pages/demo.py")
+    at = open_page("lab_pages/demo.py")
     lines = [m.value for m in at.markdown if "Latest change" in m.value]
     assert lines, _texts(at)
     source = lines[0]
@@ -65,7 +65,7 @@ def test_a_stored_verdict_chosen_by_the_presenter_is_said_in_plain_sentences(lab
          "margin": "≥ 1.5", "ok": False}]
     lab.experiments.update_study(sid, status=DONE, result={"passed": False, "checks": checks})
     choice.choose(presenter.STUDY, sid)
-    at = open_page("pages/demo.py")
+    at = open_page("lab_pages/demo.py")
     words = _texts(at)
     print("\n".join(words))
     said = [shown(w).replace("**", "") for w in words]

@@ -33,7 +33,7 @@ def ordered(at) -> list[tuple[str, str]]:
 def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a_verdict(lab, restore_model):
     """The A/B needs no sweep: B is the serving config with a 5 ms queue delay, set on the spot."""
     restore_model(MODEL)
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     assert widget(at.selectbox, "Configuration A").value == "serving now"
     assert widget(at.selectbox, "Configuration B").value == "set knobs over the serving config"
     delay = _delay_now(lab)
@@ -93,7 +93,7 @@ def stored(lab):
 
 
 def test_a_recommendation_within_the_spread_is_a_warning_offering_the_runner_up_and_an_ab_of_both(lab, stored):
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     at.selectbox(key="exp:sweep_pick").set_value(stored["close"]).run()
     ok(at)
     said = [t for t in texts(at.warning) if "SLA operating point" in t]
@@ -123,7 +123,7 @@ def test_a_recommendation_within_the_spread_is_a_warning_offering_the_runner_up_
 
 
 def test_a_clear_recommendation_is_green_and_its_apply_button_says_recommended(lab, stored):
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     at.selectbox(key="exp:sweep_pick").set_value(stored["apart"]).run()
     ok(at)
     said = [t for t in texts(at.success) if "SLA operating point" in t]
@@ -134,7 +134,7 @@ def test_a_clear_recommendation_is_green_and_its_apply_button_says_recommended(l
 
 
 def test_an_ab_verdict_shows_the_caution_then_each_finding_then_the_recommendation(lab, stored):
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     at.selectbox(key="exp:ab_pick").set_value(stored["ab"]).run()
     ok(at)
     shown_ = ordered(at)
@@ -153,7 +153,7 @@ def test_an_ab_verdict_shows_the_caution_then_each_finding_then_the_recommendati
 
 
 def test_each_configuration_is_named_and_diffed_before_the_run_and_a_bad_one_says_why(lab):
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     delay = _delay_now(lab)
     serving = f"1 instance, max batch 32, delay {delay} µs, preferred [4, 8] (serving)"
     names = [shown(m.value) for m in at.markdown if m.value.startswith(("**A:**", "**B:**"))]
@@ -184,7 +184,7 @@ def test_each_configuration_is_named_and_diffed_before_the_run_and_a_bad_one_say
 def test_the_sweep_form_offers_only_the_knobs_the_served_config_can_take(lab):
     """gpu_sim batches dynamically: queue delays are offered. stream_acc uses sequence batching (read from the config
     it serves): no queue delay or preferred sizes, not even with a max_batch_size, and the form says why."""
-    at = open_page("pages/experiments.py")
+    at = open_page("lab_pages/experiments.py")
     assert widget(at.multiselect, "max_queue_delay (µs)") and any(m.label == "max_batch_size (empty: keep)"
                                                                    for m in at.multiselect)
     assert lab.config.current("stream_acc").HasField("sequence_batching")
@@ -202,7 +202,7 @@ def test_the_sweep_form_offers_only_the_knobs_the_served_config_can_take(lab):
 
 def test_a_concept_page_runs_its_scenario_and_shows_the_verdict(lab, restore_model):
     restore_model("stream_acc")
-    at = open_page("pages/sequence_batching.py")
+    at = open_page("lab_pages/sequence_batching.py")
     assert any(h.value == "Try it: guided scenarios" for h in at.subheader)
     at.button(key="scn:stateful:run").click().run()
     ok(at)

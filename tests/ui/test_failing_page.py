@@ -24,7 +24,7 @@ def test_a_config_change_that_fails_every_request_is_loud_on_the_page(lab, trito
         wait_until(lambda: lab.measure("gpu_sim", time.time() - 5, time.time()).samples() > 20, 30, "answers")
         narrow_gpu_sim(triton)  # the running load's [1,256] no longer fits
         wait_until(lambda: only_failures(lab, 11), 40, "failures alone in the tiles' and the status' 10 s")
-        at = open_page("pages/diagnosis.py")
+        at = open_page("lab_pages/diagnosis.py")
     finally:
         lab.stop_traffic()
     warnings = texts(at.warning)

@@ -30,7 +30,7 @@ def test_a_cache_clear_keeps_the_one_lab(lab):
 def test_a_lab_that_could_not_start_is_tried_again(ui_env, monkeypatch):
     lab_owner.close()  # the session's Lab: the page below builds the process's next one
     monkeypatch.setenv("TBL_SERVER", "bogus")  # Lab.create refuses it before starting anything
-    at = AppTest.from_file(str(ROOT / "pages/overview.py"), default_timeout=RUN_TIMEOUT_S).run()
+    at = AppTest.from_file(str(ROOT / "lab_pages/overview.py"), default_timeout=RUN_TIMEOUT_S).run()
     assert any("could not be started" in t for t in texts(at.error)), texts(at.error)
     assert lab_owner.current() is None  # nothing kept: no broken singleton
     monkeypatch.delenv("TBL_SERVER")

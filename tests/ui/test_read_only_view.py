@@ -62,7 +62,7 @@ def running(lab):
     lab.stop_traffic()
 
 
-@pytest.mark.parametrize("page", ["pages/overview.py", "pages/dynamic_batching.py"])
+@pytest.mark.parametrize("page", ["lab_pages/overview.py", "lab_pages/dynamic_batching.py"])
 def test_a_viewer_sees_no_process_id_path_address_or_log(running, triton, ui_env, monkeypatch, page):
     secret = [str(triton.repo), ui_env["TBL_STATE_DIR"]]
     addresses = [triton.endpoint.http_url, triton.endpoint.grpc_url, triton.endpoint.metrics_url,

@@ -44,7 +44,7 @@ def on_model(page: str, model: str):
     return ok(at)
 
 
-@pytest.mark.parametrize("page", ["pages/instances.py", "pages/dynamic_batching.py"])
+@pytest.mark.parametrize("page", ["lab_pages/instances.py", "lab_pages/dynamic_batching.py"])
 def test_opening_a_page_proposes_nothing_on_any_model(third_party_ui, page):
     for model in SERVED:
         at = on_model(page, model)
@@ -54,7 +54,7 @@ def test_opening_a_page_proposes_nothing_on_any_model(third_party_ui, page):
 
 
 def test_the_picker_lists_a_model_that_did_not_load_with_triton_s_reason(third_party_ui):
-    at = open_page("pages/instances.py")
+    at = open_page("lab_pages/instances.py")
     picker = widget(at.selectbox, "Model")
     assert sorted(picker.options) == sorted(f"{m} — UNAVAILABLE" if m == "onnx_plain" else m for m in MODELS)
     picker.set_value("onnx_plain").run()
@@ -63,14 +63,14 @@ def test_the_picker_lists_a_model_that_did_not_load_with_triton_s_reason(third_p
 
 
 def test_a_model_without_batch_dimension_says_what_enabling_it_changes(third_party_ui):
-    at = on_model("pages/dynamic_batching.py", "two_inputs")
+    at = on_model("lab_pages/dynamic_batching.py", "two_inputs")
     assert "no batch dimension" in " ".join(texts(at.caption))
     widget(at.select_slider, "max_batch_size").set_value(4).run()
     assert any("changes the model's contract" in w for w in texts(at.warning))
 
 
 def test_an_ensemble_shows_its_steps_and_each_can_be_tuned(third_party_ui):
-    at = on_model("pages/instances.py", "pipeline")
+    at = on_model("lab_pages/instances.py", "pipeline")
     info = " ".join(texts(at.info))
     assert "is an **ensemble**" in info and "`pipe_scale` → `pipe_offset`" in info, info
     table = next(t.value for t in at.dataframe if "role" in t.value.columns)
@@ -81,7 +81,7 @@ def test_an_ensemble_shows_its_steps_and_each_can_be_tuned(third_party_ui):
 
 
 def test_a_scenario_on_a_repository_without_the_lab_s_models_says_so_before_run(third_party_ui):
-    at = open_page("pages/instances.py")
+    at = open_page("lab_pages/instances.py")
     info = " ".join(texts(at.info))
     assert "which this server does not serve" in info and "Run on the lab's models" in info, info
     labels = [b.label for b in at.button]

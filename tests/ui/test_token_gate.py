@@ -63,7 +63,7 @@ def buttons(at) -> list[str]:
 
 
 def test_ten_wrong_tokens_lock_the_gate_even_for_the_right_one(gate, caplog):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     for n in range(10):
         token_field(at).set_value(f"wrong-guess-{n}").run()
         assert token_field(at).value == "", "the field keeps what was typed"
@@ -80,7 +80,7 @@ def test_ten_wrong_tokens_lock_the_gate_even_for_the_right_one(gate, caplog):
 
 
 def test_a_fast_second_try_is_not_even_compared(gate):
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     token_field(at).set_value("wrong-guess").run()
     gate.now += 0.5  # the wait after one wrong token is 1 s
     token_field(at).set_value(TOKEN).run()
@@ -92,7 +92,7 @@ def test_a_foreign_host_gets_the_read_only_view(gate, monkeypatch):
     import app.ui.access as access  # noqa: PLC0415
 
     monkeypatch.setattr(access, "request", lambda: Request("127.0.0.1", f"{REBIND}:8501"))
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     assert "Apply" not in buttons(at) and token_field(at) is None
     infos = [i.value for i in at.info]
     assert any(f"opened as `{REBIND}:8501`, which is not an allowed host" in i for i in infos), infos
@@ -103,7 +103,7 @@ def test_a_short_token_leaves_the_dashboard_read_only_for_everyone(gate, monkeyp
 
     monkeypatch.setenv("TBL_OPERATOR_TOKEN", "s3cret")
     monkeypatch.setattr(access, "request", lambda: Request("127.0.0.1", "127.0.0.1:8501"))  # even on loopback
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     infos = [i.value for i in at.info]
     assert "Apply" not in buttons(at) and token_field(at) is None
     assert any("TBL_OPERATOR_TOKEN has 6 characters" in i and "secrets.token_urlsafe" in i for i in infos), infos
@@ -115,7 +115,7 @@ def test_plain_http_beyond_loopback_is_warned_about(gate, monkeypatch, tls):
     import app.ui.access as access  # noqa: PLC0415
 
     monkeypatch.setattr(access, "request", lambda: Request(BEYOND.bind, BEYOND.host, BEYOND.client, tls=tls))
-    at = open_page("pages/dynamic_batching.py")
+    at = open_page("lab_pages/dynamic_batching.py")
     warned = any("Plain HTTP beyond loopback" in w.value for w in at.sidebar.warning)
     assert warned is not tls, [w.value for w in at.sidebar.warning]
 
