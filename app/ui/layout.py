@@ -17,6 +17,7 @@ from app.lab import Lab
 from app.server.errors import ServerStartError
 from app.ui.editor import raw_editor
 from app.ui.access import access, can_operate, token_prompt
+from app.ui.presenter import presenter_panel
 from app.ui.text import redacted
 from app.ui.state import get_lab
 
@@ -34,6 +35,9 @@ def lab_or_stop(prompt: bool = True) -> Lab:
             st.rerun()
         st.stop()
     _server_banner(lab)
+    if prompt and can_operate():  # an operator's page chooses what /demo shows (/demo calls with prompt=False)
+        with st.sidebar.expander(":material/slideshow: What /demo shows"):
+            presenter_panel(lab)
     return lab
 
 

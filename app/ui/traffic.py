@@ -173,7 +173,7 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
         st.warning("  \n".join(failure_lines(everything, server, STATUS_S)))
     watching = viewers()
     if controls and watching:
-        st.caption(f"👁 {watching} demo viewer{'s' if watching > 1 else ''} connected (/demo)")
+        st.caption(f":material/visibility: {watching} demo viewer{'s' if watching > 1 else ''} connected (/demo)")
     if controls and snap.running and can_operate() and st.button(
             "Reset statistics", key="traffic:reset", help="start the client statistics again from now (marked)"):
         lab.reset_traffic_stats()

@@ -15,6 +15,14 @@ def test_page_opens(ui_env, page):
     assert at.title, "a page without a title"
 
 
+@pytest.mark.parametrize("page", [p for p in PAGES if p.stem != "demo"], ids=lambda p: p.stem)
+def test_every_operator_page_offers_the_presenters_choice_in_its_sidebar(ui_env, page):
+    at = open_page(page)
+    boxes = [b for b in at.sidebar.selectbox if b.label == "What /demo shows"]
+    assert len(boxes) == 1, [b.label for b in at.sidebar.selectbox]
+    assert boxes[0].options[0] == "The lab, with the running study and its verdict", boxes[0].options
+
+
 def test_entry_script_opens_overview_then_navigates(ui_env):
     at = open_page("streamlit_app.py")
     assert at.title[0].value == "Triton Batching Lab"
