@@ -143,7 +143,7 @@ def test_an_ab_verdict_shows_the_caution_then_each_finding_then_the_recommendati
     opening = next(i for i, (k, t) in enumerate(shown_) if t == f"{b} is better than A over 4 trials.")
     assert shown_[opening][0] == "success", shown_[opening]  # a headline figure differs clearly
     bullets = shown_[opening + 1]
-    assert bullets[0] == "markdown" and bullets[1].startswith(f"- B's goodput within SLA is "), bullets
+    assert bullets[0] == "markdown" and bullets[1].startswith("- B's goodput within SLA is "), bullets
     advice = next(i for i, (k, t) in enumerate(shown_) if t.startswith("**Recommended"))
     assert shown_[advice][1].startswith(f"**Recommended, once the caution above is dealt with:** {b} — clearly")
     assert caution < opening < advice, shown_
