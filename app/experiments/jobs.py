@@ -1,10 +1,14 @@
-"""The lab's one background study: a sweep, an A/B comparison or a scenario, its progress shared by every session."""
+"""The lab's one background study — a sweep, an A/B comparison, a scenario: anything with a kind, a label and a run —
+its progress shared by every session. Jobs know no kind: each study's module says how it runs (app.scenarios.runner
+starts scenarios), so nothing here imports a layer above it."""
 from __future__ import annotations
 
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.experiments.ab import ABPlan, run_ab
 from app.experiments.space import SearchSpace
@@ -12,6 +16,27 @@ from app.experiments.sweep import SweepOptions, run_sweep
 from app.text_limits import check_label
 
 log = logging.getLogger(__name__)
+
+
+class Job(Protocol):
+    """What Jobs runs: its kind (sweep | ab | scenario ...) and label, and run(progress, cancel) -> its result."""
+
+    kind: str
+    label: str
+
+    def run(self, progress: Callable[[object], None], cancel: threading.Event) -> object: ...
+
+
+@dataclass(frozen=True)
+class FunctionJob:
+    """A job from a function: body(progress, cancel) -> result."""
+
+    kind: str
+    label: str
+    body: Callable[[Callable[[object], None], threading.Event], object]
+
+    def run(self, progress: Callable[[object], None], cancel: threading.Event) -> object:
+        return self.body(progress, cancel)
 
 
 @dataclass
@@ -49,37 +74,26 @@ class Jobs:
     def start_sweep(self, space: SearchSpace, label: str = "", options: SweepOptions | None = None) -> None:
         """Start a new sweep; RuntimeError when a study is already running, ValueError for a label too long."""
         check_label(label, "the sweep's label")
-        self._start("sweep", label or f"sweep of {space.model}",
-                    lambda progress: run_sweep(self.lab, space, label=label, options=options, progress=progress,
-                                               cancel=self._cancel))
+        self.start(FunctionJob("sweep", label or f"sweep of {space.model}",
+                       lambda progress, cancel: run_sweep(self.lab, space, label=label, options=options,
+                                                          progress=progress, cancel=cancel)))
 
     def resume_sweep(self, study_id: int) -> None:
         """Resume a stopped sweep: only the points it has not measured yet."""
-        self._start("sweep", f"sweep {study_id} (resumed)",
-                    lambda progress: run_sweep(self.lab, study_id=study_id, progress=progress, cancel=self._cancel))
+        self.start(FunctionJob("sweep", f"sweep {study_id} (resumed)",
+                       lambda progress, cancel: run_sweep(self.lab, study_id=study_id, progress=progress,
+                                                          cancel=cancel)))
 
     def start_ab(self, plan: ABPlan, label: str = "") -> None:
         """Start a new comparison; ValueError for a label too long."""
         check_label(label, "the comparison's label")
-        self._start("ab", label or " vs ".join(a.name for a in plan.arms),
-                    lambda progress: run_ab(self.lab, plan, label=label, progress=progress, cancel=self._cancel))
+        self.start(FunctionJob("ab", label or " vs ".join(a.name for a in plan.arms),
+                       lambda progress, cancel: run_ab(self.lab, plan, label=label, progress=progress, cancel=cancel)))
 
     def resume_ab(self, study_id: int) -> None:
         """Resume a stopped comparison: only the trials it has not run yet."""
-        self._start("ab", f"comparison {study_id} (resumed)",
-                    lambda progress: run_ab(self.lab, study_id=study_id, progress=progress, cancel=self._cancel))
-
-    def start_scenario(self, name: str, full: bool = False, on=None) -> None:
-        """Start a guided scenario by name (full: full-length phases); on: the lab to run it on (default this one,
-        e.g. the lab's own models beside a user's repository: Lab.lab_models())."""
-        from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415 - scenarios build on experiments
-        from app.scenarios.runner import run_scenario  # noqa: PLC0415
-
-        scenario = SCENARIOS[name]
-        target = on if on is not None else self.lab
-        self._start("scenario", scenario.title,
-                    lambda progress: run_scenario(target, scenario, full=full, progress=progress,
-                                                  cancel=self._cancel))
+        self.start(FunctionJob("ab", f"comparison {study_id} (resumed)",
+                       lambda progress, cancel: run_ab(self.lab, study_id=study_id, progress=progress, cancel=cancel)))
 
     def cancel(self, wait_s: float = 0.0) -> None:
         """Ask the running study to stop after its current window; optionally wait for it."""
@@ -95,16 +109,18 @@ class Jobs:
             thread.join(timeout_s)
         return not self.running
 
-    def _start(self, kind: str, label: str, body) -> None:
+    def start(self, job: Job) -> None:
+        """Run a study in the background; RuntimeError when one is already running."""
+        kind = job.kind
         with self._lock:
             if self.running:
                 raise RuntimeError("a sweep or comparison is already running: cancel it or wait for it")
-            self._cancel = threading.Event()
-            state = self.state = JobState(kind, label, time.time())
+            cancel = self._cancel = threading.Event()
+            state = self.state = JobState(kind, job.label, time.time())
 
             def main() -> None:
                 try:
-                    state.result = body(lambda p: setattr(state, "progress", p))
+                    state.result = job.run(lambda p: setattr(state, "progress", p), cancel)
                 except Exception as exc:  # noqa: BLE001 - shown on the page
                     log.exception("%s failed", kind)
                     state.error = f"{type(exc).__name__}: {exc}"

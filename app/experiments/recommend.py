@@ -22,9 +22,9 @@ from app.experiments.store import DONE
 from app.metrics.catalog import fmt
 from loadgen.stats import ALL
 
-if TYPE_CHECKING:  # sweep.Point: this module only reads points and copies them
+if TYPE_CHECKING:
+    from app.experiments.points import Point
     from app.experiments.space import SearchSpace
-    from app.experiments.sweep import Point
 
 CLEAR, TIED, DISAGREE, ONLY, ONCE = "clear", "within the spread", "repeats disagree", "only one", "measured once"
 

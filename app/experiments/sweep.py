@@ -34,14 +34,15 @@ from app.experiments.environment import environment
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.meter import Meter, Window, merged, steady
 from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
+from app.experiments.points import Point, point_key
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
-from app.traffic import BEHIND_MS, behind_in, sent_behind
+from app.traffic import sent_behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.limits import check_finite
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
-from loadgen.stats import ALL, slas_of
+from loadgen.stats import slas_of
 
 REPEAT = "repeat"  # the stored kind of a point's re-measurement (its first measurement is a 'point')
 DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
@@ -73,70 +74,6 @@ class SweepOptions:
                              f"and {self.max_windows}")
         if not (0 <= self.warmup_reload_s <= 60 and 0 <= self.warmup_load_s <= 60 and 0 < self.tolerance <= 1):
             raise ValueError("sweep options: warm-ups must be 0-60 s and the tolerance in (0, 1]")
-
-
-@dataclass
-class Point:
-    """One measured (configuration, load): merged figures of its windows, whether they settled."""
-
-    choice: Choice
-    load: float
-    status: str = DONE  # done, or failed: the configuration could not be applied
-    stable: bool = False
-    change: float = math.inf  # how much the last window moved p99/throughput
-    figures: dict = field(default_factory=dict)  # {'client': per class, 'server': ...}
-    windows: list = field(default_factory=list)
-    note: str = ""
-    config_text: str = ""
-    id: int | None = None
-    t0: float | None = None
-    t1: float | None = None
-    repeats: list = field(default_factory=list)  # later measurements of it (figures then pool them: recommend.pooled)
-    marked: str = ""  # why it cannot be named alone: its measurements disagree ('' when they do not)
-
-    @property
-    def key(self) -> str:
-        """Return '<config key>@<load>'."""
-        return point_key(self.choice, self.load)
-
-    def get(self, key: str):
-        """Return a client figure of all classes ('p99_ms', 'throughput_rps', ...) or a server one."""
-        client = (self.figures.get("client") or {}).get(ALL) or {}
-        return client.get(key) if key in client else (self.figures.get("server") or {}).get(key)
-
-    @property
-    def behind(self) -> float | None:
-        """Return the share of requests sent behind their slot when the generator fell behind here (traffic.behind)."""
-        return behind_in(self.figures.get("client")) if self.status == DONE else None
-
-    def caution(self) -> str:
-        """Return why this point's figures need measuring again before shipping on them, or ''."""
-        out = []
-        if self.status == DONE and not self.stable:
-            out.append("its figures never settled (the window limit came first)")
-        if self.marked:
-            out.append(self.marked)
-        if (share := self.behind) is not None:
-            out.append(f"the load generator fell behind here ({share:.0%} of requests sent over {BEHIND_MS:g} ms "
-                       "late), so the server saw a smoother, lighter load than asked")
-        return "; ".join(out) + ": measure it again before relying on it" if out else ""
-
-    @property
-    def throughput(self) -> float | None:
-        return self.get("throughput_rps")
-
-    @property
-    def goodput(self) -> float | None:
-        return self.get("goodput_rps")
-
-    @property
-    def p99(self) -> float | None:
-        return self.get("p99_ms")
-
-
-def point_key(choice: Choice, load: float) -> str:
-    """Return the stored name of a point."""
-    return f"{choice.key}@{load:g}"
 
 
 @dataclass

@@ -14,11 +14,13 @@ from app.diagnosis import diagnose
 from app.diagnosis_window import window_from
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
+from app.experiments.jobs import FunctionJob
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
 from app.traffic import behind, behind_in, sent_behind
 from app.scenarios.base import Check, Figures, Phase, Scenario, figure_text
+from app.scenarios.catalog import SCENARIOS
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, validate
 from loadgen.spec_limits import check_stream
@@ -54,6 +56,15 @@ class ScenarioResult:
                 "checks": [c.__dict__ for c in self.checks],
                 "phases": {k: {"client": f.client, "server": f.server, "findings": f.findings, "note": f.note}
                            for k, f in self.figures.items()}}
+
+
+def start_scenario(lab, name: str, full: bool = False, on=None) -> None:
+    """Start a guided scenario by name as the lab's background study (full: full-length phases); on: the lab to run
+    it on (default this one; e.g. the lab's own models beside a user's repository: Lab.lab_models())."""
+    scenario = SCENARIOS[name]
+    target = on if on is not None else lab
+    lab.jobs.start(FunctionJob("scenario", scenario.title, lambda progress, cancel: run_scenario(
+        target, scenario, full=full, progress=progress, cancel=cancel)))
 
 
 def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,

@@ -6,12 +6,11 @@ import streamlit as st
 from app.config.errors import ConfigError, ConfigParseError
 from app.config.validate import problems
 from app.text_limits import MAX_CONFIG_CHARS, config_size_problem
+from app.ui.apply_outcome import run_apply, show_outcome
 
 
 def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
     """An expander with the full config text, its syntax errors, diff, contract changes, Apply and download."""
-    from app.ui.layout import run_apply, show_outcome  # noqa: PLC0415 - layout imports this module
-
     opened = f"{key}:{model}:raw:open"
     if f"{key}:raw:result" in st.session_state:
         st.session_state[opened] = True  # an outcome to show: open it

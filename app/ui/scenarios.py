@@ -8,7 +8,7 @@ from app.experiments.store import RUNNING
 from app.lab import Lab
 from app.scenarios.base import Scenario, Script
 from app.scenarios.catalog import SCENARIOS
-from app.scenarios.runner import caution, phase_table
+from app.scenarios.runner import caution, phase_table, start_scenario
 from app.ui.access import can_operate
 
 # Material icons ship with Streamlit's own font: emoji such as U+2705 draw as empty boxes with Debian's fonts.
@@ -70,7 +70,7 @@ def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
                 target = lab.lab_models()
         else:
             target = lab
-        lab.jobs.start_scenario(name, full, on=target)
+        start_scenario(lab, name, full, on=target)
     except Exception as exc:  # noqa: BLE001 - a server that cannot start is said, not crashed on
         st.error(f"The scenario could not start: {exc}")
 

@@ -236,7 +236,7 @@ def test_a_five_apply_session_names_only_real_changes_and_undo_brings_the_file_b
 
 def test_a_scenario_says_it_needs_the_lab_s_models_and_runs_on_them_beside_the_user_s(lab):
     from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415
-    from app.scenarios.runner import run_scenario  # noqa: PLC0415
+    from app.scenarios.runner import run_scenario, start_scenario  # noqa: PLC0415
 
     scenario = SCENARIOS["stateful"]
     ready = {m.name for m in lab.status().models if m.state == "READY"}
@@ -246,7 +246,7 @@ def test_a_scenario_says_it_needs_the_lab_s_models_and_runs_on_them_beside_the_u
     beside = lab.lab_models()
     assert beside is not lab and beside.endpoint != lab.endpoint and beside.serves(scenario.needs())
     assert lab.lab_models() is beside, "a second call must not start a third server"
-    lab.jobs.start_scenario("stateful", on=beside)
+    start_scenario(lab, "stateful", on=beside)
     assert lab.jobs.wait(180), "the scenario did not end"
     result = lab.jobs.state.result
     assert lab.jobs.state.error is None and result is not None and result.status == "done", lab.jobs.state

@@ -1,0 +1,118 @@
+"""The layers, held by the code's own imports (every import, lazy ones in functions included): no module imports a
+layer above its own, and no modules import each other in a circle. A program's entry (`__main__.py`) stands above
+everything and may compose any layer."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from app.paths import ROOT
+
+# lowest first: a module may import its own layer and those before it, never one after it
+LAYERS = (
+    ("loadgen",),
+    ("app.paths", "app.text_limits", "app.markers", "app.fit", "app.gate", "app.guess_limit"),
+    ("app.server", "app.traffic", "app.timeline_store"),
+    ("app.config", "app.metrics"),
+    ("app.figures", "app.knobs", "app.headless"),
+    ("app.diagnosis", "app.experiments"),
+    ("app.diagnosis_window", "app.lab"),
+    ("app.scenarios", "app.lab_owner"),
+    ("app.ui",),
+    ("lab_pages", "streamlit_app"),
+)
+# composition: a headless lab for the CLIs is built from the lab (a function-level import, at run time only)
+ALLOWED_UP = {("app.headless", "app.lab")}
+FACES = ("app", "loadgen", "lab_pages")  # the top packages' __init__: no layer of their own
+
+
+def modules() -> dict[str, Path]:
+    """Return every module of the code (not tests, benches or models) by dotted name."""
+    out = {}
+    for top in ("app", "loadgen", "lab_pages"):
+        for path in (ROOT / top).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    out["streamlit_app"] = ROOT / "streamlit_app.py"
+    return out
+
+
+def imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """Return the project modules a file imports, anywhere in it."""
+    found = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def layer_of(name: str) -> int:
+    for i, layer in enumerate(LAYERS):
+        if any(name == p or name.startswith(p + ".") for p in layer):
+            return i
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS")
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {name: imports(path, name, set(mods)) for name, path in mods.items()}
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = []
+    for name, targets in graph().items():
+        if name.endswith("__main__") or name in FACES:
+            continue
+        for target in targets:
+            if target in FACES:
+                continue
+            if layer_of(target) > layer_of(name) and not any(
+                    name.startswith(a) and target.startswith(b) for a, b in ALLOWED_UP):
+                upward.append(f"{name} (layer {layer_of(name)}) imports {target} (layer {layer_of(target)})")
+    assert upward == [], "\n".join(sorted(upward))
+
+
+def test_no_modules_import_each_other_in_a_circle():
+    edges = graph()
+    circles, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                circles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert circles == [], "\n".join(circles)
+
+
+def test_only_the_ui_layer_and_the_pages_import_streamlit():
+    found = []
+    for name, path in modules().items():
+        if name in FACES or layer_of(name) >= layer_of("app.ui"):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "streamlit" or n.startswith("streamlit.") for n in names):
+                found.append(name)
+    assert found == [], found
