@@ -27,7 +27,7 @@ ADVICE = {  # what to try per error kind, by prefix of the kind (loadgen.outcome
 
 
 @dataclass(frozen=True)
-class Window:
+class Symptoms:
     """What one window looked like, client and server side (None = not measured)."""
 
     p50_ms: float | None = None
@@ -86,7 +86,7 @@ class Finding:
     knobs: dict = field(default_factory=dict)
 
 
-def where_time_goes(w: Window) -> str | None:
+def where_time_goes(w: Symptoms) -> str | None:
     """Return one sentence on whether server time is waiting or compute, by the same threshold pattern A uses."""
     share = w.waiting_share
     if share is None:
@@ -96,7 +96,7 @@ def where_time_goes(w: Window) -> str | None:
             f"(waiting-driven from {WAITING_SHARE:.0%})")
 
 
-def diagnose(w: Window) -> list[Finding]:
+def diagnose(w: Symptoms) -> list[Finding]:
     """Return the findings that the window supports, most actionable first."""
     checks = (_failing, _batch_stuck, _pattern_a, _pattern_b, _pattern_c, _rejections, _retries)
     return [f for f in (check(w) for check in checks) if f is not None]
@@ -108,7 +108,7 @@ def percent(share: float) -> str:
     return f"{value:.0f} %" if 10 <= value < 99.5 or value >= 100 else f"{value:.1f} %"
 
 
-def _failing(w: Window) -> Finding | None:
+def _failing(w: Symptoms) -> Finding | None:
     share = w.failed_share
     if share is None or share < FAILING_SHARE:
         return None
@@ -128,7 +128,7 @@ def _failing(w: Window) -> Finding | None:
                    "latency figures describe only the answered ones", advice)
 
 
-def _batch_stuck(w: Window) -> Finding | None:
+def _batch_stuck(w: Symptoms) -> Finding | None:
     if w.max_batch_size <= 1 or w.avg_batch is None or w.avg_batch >= STUCK_BATCH or not w.infer_rps:
         return None
     if not w.dynamic_batching:
@@ -141,7 +141,7 @@ def _batch_stuck(w: Window) -> Finding | None:
                    f"Load too low or no delay: {fix}.", knobs)
 
 
-def _pattern_a(w: Window) -> Finding | None:
+def _pattern_a(w: Symptoms) -> Finding | None:
     share = w.waiting_share
     if share is None or not (w.p50_ms and w.p99_ms) or not w.tail_trusted or share < WAITING_SHARE:
         return None
@@ -165,7 +165,7 @@ def _pattern_a(w: Window) -> Finding | None:
                    suggestion, knobs)
 
 
-def _pattern_b(w: Window) -> Finding | None:
+def _pattern_b(w: Symptoms) -> Finding | None:
     if w.queue_us is None or not w.compute_us:
         return None
     queued = w.queue_us >= 2 * w.compute_us and w.queue_us > 2 * w.max_queue_delay_us
@@ -183,7 +183,7 @@ def _pattern_b(w: Window) -> Finding | None:
                    "Raise the service rate: check batches really grow, add an instance, or look for a CPU bottleneck.", knobs)
 
 
-def _pattern_c(w: Window) -> Finding | None:
+def _pattern_c(w: Symptoms) -> Finding | None:
     sizes = sorted(b for b, v in w.per_item_us_by_batch.items() if v)
     if len(sizes) < 2:
         return None
@@ -199,7 +199,7 @@ def _pattern_c(w: Window) -> Finding | None:
                    {"preferred_batch_size": (cap,)})
 
 
-def _rejections(w: Window) -> Finding | None:
+def _rejections(w: Symptoms) -> Finding | None:
     if not w.rejected or not w.requests:
         return None
     return Finding("rejections", "Requests are being rejected",
@@ -208,7 +208,7 @@ def _rejections(w: Window) -> Finding | None:
                    "max_queue_size or the timeout, or add capacity.")
 
 
-def _retries(w: Window) -> Finding | None:
+def _retries(w: Symptoms) -> Finding | None:
     if not w.requests or w.attempts <= 1.2 * w.requests:
         return None
     return Finding("retries", "Retry amplification",

@@ -1,19 +1,19 @@
-"""Build the diagnosis Window from one model's window figures and its settings."""
+"""Build the diagnosis Symptoms from one model's window figures and its settings."""
 from __future__ import annotations
 
 from app.config.settings import ModelSettings
-from app.diagnosis import Window
+from app.diagnosis import Symptoms
 from app.figures import WindowFigures
 
 
-def window_from(figures: WindowFigures, settings: ModelSettings) -> Window:
+def window_from(figures: WindowFigures, settings: ModelSettings) -> Symptoms:
     """Summarize a window of one model for diagnose(): the same figures the tiles show."""
     dyn = settings.dynamic_batching
     groups = settings.instance_groups
     client = figures.client.get("all") or {}
     failed, ended = figures.failures()
     latest = figures.latest_error()
-    return Window(
+    return Symptoms(
         p50_ms=figures.get("p50_ms"), p99_ms=figures.get("p99_ms"), latency_n=figures.samples(),
         queue_us=figures.get("queue_us"), compute_us=figures.get("compute_us"), request_us=figures.get("request_us"),
         avg_batch=figures.get("avg_batch"), infer_rps=figures.get("infer_rps"),

@@ -13,7 +13,7 @@ from app.config.apply import ConfigService
 from app.config.fleet import FleetApply, fleet_replicas
 from app.experiments.compare import capture
 from app.experiments.jobs import Jobs
-from app.experiments.meter import Window
+from app.experiments.meter import MeasuredWindow
 from app.experiments.store import Experiment, ExperimentStore
 from app.figures import WindowFigures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
@@ -252,7 +252,7 @@ class Lab:
             a = run_start + k
             buckets = self.load.buckets(a, a + 1.0, model)[0]
             delta, batches = self.metrics.delta(model, a, a + 1.0)
-            out.append(Window(a, a + 1.0, buckets, delta, batches).to_dict())
+            out.append(MeasuredWindow(a, a + 1.0, buckets, delta, batches).to_dict())
         return out
 
     def serves(self, models) -> bool:

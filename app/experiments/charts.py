@@ -15,7 +15,7 @@ import textwrap
 import altair as alt
 
 from app.experiments.ab import HEADLINE, ABResult
-from app.experiments.meter import Window
+from app.experiments.meter import MeasuredWindow
 from app.experiments.space import CONCURRENCY, SearchSpace
 from app.experiments.store import DONE
 from app.experiments.sweep import Point, operating_point, pareto
@@ -287,7 +287,7 @@ def timeline_rows(result: ABResult) -> list[dict]:
         for trial, figures in sorted(result.trials.get(arm, {}).items()):
             windows = figures.get("windows") or []
             for w in windows:
-                client = Window.from_dict(w).figures()["client"].get(ALL) or {}
+                client = MeasuredWindow.from_dict(w).figures()["client"].get(ALL) or {}
                 for key in ("p99_ms", "throughput_rps"):
                     if _finite(client.get(key)):
                         rows.append({"arm": name, "series": f"{letter}, trial {trial + 1}", "key": key,

@@ -17,7 +17,7 @@ _SERVER_EXTRA = ("infer_count", "request_count", "exec_count", "fail_count", "ba
 def capture(label_text: str, model: str, config_text: str, spec, figures: WindowFigures,
             windows: list[dict] = (), reloads: list = (), since: str = "") -> Experiment:
     """Return an experiment from one window: client figures per class, server counter differences, its
-    measurement windows (meter.Window.to_dict: buckets with latencies, counter differences) and the reload
+    measurement windows (meter.MeasuredWindow.to_dict: buckets with latencies, counter differences) and the reload
     bands left out."""
     server = {k: figures.server.get(k) for k in (*SERVER_KEYS, *_SERVER_EXTRA)}
     outcome = {"window": "since the last config change" + (f" ({since})" if since else "") + ", to the run's end",

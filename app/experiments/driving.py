@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, format_config, parse_config
-from app.experiments.meter import Meter, ServerGone, Window
+from app.experiments.meter import Meter, ServerGone, MeasuredWindow
 from app.experiments.store import CANCELLED, DONE, FAILED, INTERRUPTED
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class StudyDriver:
             raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
         return t0
 
-    def run_fixed(self, meter: Meter, spec, warmup_s: float, seconds: float, what: str) -> list[Window]:
+    def run_fixed(self, meter: Meter, spec, warmup_s: float, seconds: float, what: str) -> list[MeasuredWindow]:
         """Run spec from its start: drop warmup_s, measure `seconds` in one-second windows, stop the traffic."""
         t0 = self.start_traffic(spec)
         meter.wait_until(t0 + warmup_s, self.cancel)
@@ -172,7 +172,7 @@ class StudyDriver:
         self.lab.stop_traffic(f"traffic stop: {what} measured")
         return windows
 
-    def measure(self, meter: Meter, seconds: float, lab_traffic: bool = True) -> list[Window]:
+    def measure(self, meter: Meter, seconds: float, lab_traffic: bool = True) -> list[MeasuredWindow]:
         """Measure `seconds` from now in one-second windows with exact edges (records before the first edge are
         dropped); lab_traffic: the lab's traffic must keep running meanwhile."""
         edge = meter.edge()
@@ -196,7 +196,7 @@ class StudyDriver:
                 raise Cancelled
         return time.time() - started
 
-    def next_window(self, meter: Meter, edge, until: float, lab_traffic: bool = True) -> tuple[Window, object]:
+    def next_window(self, meter: Meter, edge, until: float, lab_traffic: bool = True) -> tuple[MeasuredWindow, object]:
         """Return the window from edge to a new edge at clock time until, and that edge; stop on Cancel or a
         disturbance."""
         meter.wait_until(until, self.cancel)

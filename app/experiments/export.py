@@ -13,7 +13,7 @@ import math
 import re
 import shlex
 
-from app.experiments.meter import Window
+from app.experiments.meter import MeasuredWindow
 from app.experiments.space import CONCURRENCY, RATE
 from app.experiments.store import Experiment
 from app.experiments.sweep import Point
@@ -63,11 +63,11 @@ def _figures(client: dict, server: dict) -> dict:
 
 
 def window_figures(data: dict) -> dict:
-    """Return a stored window's figures: from its own buckets and counter differences (meter.Window), or as
+    """Return a stored window's figures: from its own buckets and counter differences (meter.MeasuredWindow), or as
     stored by runs saved before windows kept their buckets."""
     if "client" in data:
         return {"seconds": data["t1"] - data["t0"], "reset": bool(data.get("reset")), **data}
-    return Window.from_dict(data).figures()
+    return MeasuredWindow.from_dict(data).figures()
 
 
 def windows_csv(experiments: list[Experiment]) -> str:

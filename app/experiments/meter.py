@@ -38,7 +38,7 @@ class Edge:
 
 
 @dataclass
-class Window:
+class MeasuredWindow:
     """One measurement window: client buckets per class and the server's counter differences."""
 
     t0: float
@@ -77,14 +77,14 @@ class Window:
                 "batches": {str(k): v for k, v in self.batches.items()}}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Window:
+    def from_dict(cls, data: dict) -> MeasuredWindow:
         """Rebuild a window stored with to_dict()."""
         return cls(data["t0"], data["t1"], {c: Bucket.from_dict(b) for c, b in data.get("buckets", {}).items()},
                    CounterDelta(**data.get("delta", {})), {int(k): v for k, v in data.get("batches", {}).items()},
                    bool(data.get("reset")))
 
 
-def merged(windows: list[Window]) -> Window:
+def merged(windows: list[MeasuredWindow]) -> MeasuredWindow:
     """Return one window covering several (consecutive) ones: buckets merged, counter differences summed."""
     if not windows:
         raise ValueError("nothing to merge")
@@ -92,7 +92,7 @@ def merged(windows: list[Window]) -> Window:
     for w in windows:
         for cls, bucket in w.buckets.items():
             buckets.setdefault(cls, Bucket()).merge(bucket)
-    return Window(windows[0].t0, windows[-1].t1, buckets, sum((w.delta for w in windows), CounterDelta()),
+    return MeasuredWindow(windows[0].t0, windows[-1].t1, buckets, sum((w.delta for w in windows), CounterDelta()),
                   merge_hist(w.batches for w in windows), any(w.reset for w in windows))
 
 
@@ -106,7 +106,7 @@ class Meter:
         self._fetch, self._clock = fetch, clock
         self._lock = threading.Lock()
         self._records: list[tuple[float, float, Record]] = []  # (sent epoch, done epoch, record)
-        self._windows: list[Window] = []  # cut since the last discard_before: late answers count their sends there
+        self._windows: list[MeasuredWindow] = []  # cut since the last discard_before: late answers count their sends there
         self._unsubscribe = load.subscribe(self._take)
 
     def close(self) -> None:
@@ -141,7 +141,7 @@ class Meter:
             else:
                 time.sleep(delay)
 
-    def window(self, start: Edge, end: Edge) -> Window:
+    def window(self, start: Edge, end: Edge) -> MeasuredWindow:
         """Return the window between two edges (records that ended inside it; waits for the last hand-over)."""
         self.wait_until(end.t + FLUSH_LAG_S)
         counters, failures, reset = counter_deltas(start.values, end.values)
@@ -159,7 +159,7 @@ class Meter:
                     earlier.buckets.setdefault(r.cls, Bucket()).count_sent(r)
             if start.t <= done < end.t:
                 buckets.setdefault(r.cls, Bucket()).count_end(r, is_good(r, self.slas_s))
-        window = Window(start.t, end.t, buckets, CounterDelta(end.t - start.t, counters, failures), batches, reset)
+        window = MeasuredWindow(start.t, end.t, buckets, CounterDelta(end.t - start.t, counters, failures), batches, reset)
         self._windows.append(window)
         return window
 
@@ -178,7 +178,7 @@ class Meter:
             self._records.extend(rows)
 
 
-def steady(windows: list[Window], tolerance: float, min_samples: int, min_windows: int = 2) -> tuple[bool, float]:
+def steady(windows: list[MeasuredWindow], tolerance: float, min_samples: int, min_windows: int = 2) -> tuple[bool, float]:
     """Return (settled, change): whether adding the last window moved the merged p99 and throughput
     by at most `tolerance` (a fraction), with at least min_samples latencies in all.
 

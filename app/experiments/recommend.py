@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from app.experiments.meter import Window, merged
+from app.experiments.meter import MeasuredWindow, merged
 from app.experiments.store import DONE
 from app.metrics.catalog import fmt
 from loadgen.stats import ALL
@@ -46,24 +46,24 @@ def _pct(fraction: float) -> str:
 
 
 # --- one measurement and its spread ------------------------------------------------------------------------
-def _windows(data: list[dict]) -> list[Window]:
+def _windows(data: list[dict]) -> list[MeasuredWindow]:
     """Return the stored windows that can be read back (a broken one is left out, never fatal)."""
     out = []
     for w in data or []:
         try:
-            out.append(Window.from_dict(w))
+            out.append(MeasuredWindow.from_dict(w))
         except Exception:  # noqa: BLE001 - any shape of damage: that window is left out, the rest still count
             continue
     return out
 
 
-def _goodput(window: Window) -> float | None:
+def _goodput(window: MeasuredWindow) -> float | None:
     row = window.client().get(ALL) or {}
     value = row.get("goodput_rps")
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def pooled_figures(windows: list[Window]) -> dict:
+def pooled_figures(windows: list[MeasuredWindow]) -> dict:
     """Return the figures of windows measured at different times: answers merged, counters summed, rates over the
     seconds measured (not the time between the first and the last)."""
     whole = merged(windows)

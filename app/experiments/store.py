@@ -64,7 +64,7 @@ class Experiment:
     study_id: int | None = None
     point: str = ""  # sweep: '<config key>@<load>'; A/B: '<arm>#<trial>'
     seed: int | None = None
-    windows: list = field(default_factory=list)  # every measurement window (meter.Window.to_dict or per second)
+    windows: list = field(default_factory=list)  # every measurement window (meter.MeasuredWindow.to_dict or per second)
     reloads: list = field(default_factory=list)  # [t0, t1] of reload bands left out
     outcome: dict = field(default_factory=dict)  # e.g. stable, change, note, load
     broken: str = ""  # what is wrong with the stored row ('' when it reads whole); never stored itself

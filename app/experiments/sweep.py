@@ -32,7 +32,7 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.environment import environment
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
-from app.experiments.meter import Meter, Window, merged, steady
+from app.experiments.meter import Meter, MeasuredWindow, merged, steady
 from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.points import Point, point_key
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
@@ -377,7 +377,7 @@ class _Sweeper(StudyDriver):
             meter.wait_until(time.time() + self.options.warmup_load_s, self.cancel)
         edge = meter.edge()
         meter.discard_before(edge.t)
-        windows: list[Window] = []
+        windows: list[MeasuredWindow] = []
         settled, change = False, math.inf
         while True:
             window, edge = self.next_window(meter, edge, edge.t + self.options.window_s)
@@ -440,7 +440,7 @@ class _Sweeper(StudyDriver):
                 self.lab.update_traffic(rate=float(load))
             self.load_now = load
 
-    def _keep(self, point: Point, whole: Window | None, repeat: int = 0) -> Point:
+    def _keep(self, point: Point, whole: MeasuredWindow | None, repeat: int = 0) -> Point:
         figures = point.figures
         again = f" (measurement {repeat + 1})" if repeat else ""
         exp = Experiment(

@@ -90,7 +90,7 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Figures:
-    """A phase's measured figures: client rows per class and server figures (meter.Window.figures)."""
+    """A phase's measured figures: client rows per class and server figures (meter.MeasuredWindow.figures)."""
 
     client: dict = field(default_factory=dict)
     server: dict = field(default_factory=dict)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis import WAITING_SHARE, Window, diagnose
+from app.diagnosis import WAITING_SHARE, Symptoms, diagnose
 from app.figures import WindowFigures
 from app.knobs import summarize_change
 from app.metrics.catalog import MIN_SAMPLES, fmt, metric, presenter_label
@@ -95,7 +95,7 @@ def detail_tiles(figures: WindowFigures) -> list[Tile]:
 
 
 # --- what the window says, by the diagnosis's one rule -------------------------------------------------------------
-def state_sentence(figures: WindowFigures, window: Window) -> Said | None:
+def state_sentence(figures: WindowFigures, window: Symptoms) -> Said | None:
     """Return one sentence on what the tiles' window shows (None with no answers in it): the diagnosis's most
     actionable finding in plain words, else where a request's time in the server goes."""
     if not figures.get("infer_rps") and not figures.samples():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis import FAILING_SHARE, Window, diagnose, percent
+from app.diagnosis import FAILING_SHARE, Symptoms, diagnose, percent
 from app.diagnosis_window import window_from
 from app.figures import WindowFigures
 from app.ui.failures import failed_cell, failing_alert, failure_lines
@@ -13,8 +13,8 @@ TAIL = dict(p50_ms=5, p99_ms=40, queue_us=3000, compute_us=1500, request_us=4500
             offered_rps=800, max_batch_size=32, dynamic_batching=True, max_queue_delay_us=8000, latency_n=5000)
 
 
-def failing(failed: int, ended: int, **kw) -> Window:
-    return Window(**{**TAIL, "requests": ended, "attempts": ended, "failed": failed, "ended": ended,
+def failing(failed: int, ended: int, **kw) -> Symptoms:
+    return Symptoms(**{**TAIL, "requests": ended, "attempts": ended, "failed": failed, "ended": ended,
                      "errors_by_kind": {"http_400": failed}, "error_text": SHAPE, **kw})
 
 
@@ -29,7 +29,7 @@ def test_failures_at_the_threshold_come_first_with_the_servers_words():
 
 
 def test_a_window_where_everything_fails_names_only_the_failures_and_the_servers_count():
-    w = Window(failed=812, ended=812, requests=812, attempts=812, errors_by_kind={"http_400": 812}, error_text=SHAPE,
+    w = Symptoms(failed=812, ended=812, requests=812, attempts=812, errors_by_kind={"http_400": 812}, error_text=SHAPE,
                server_failed=0.0, max_batch_size=32)
     (finding,) = diagnose(w)
     assert finding.title == f"100 % of requests failing: {SHAPE}"

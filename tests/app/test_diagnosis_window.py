@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.diagnosis import WAITING_SHARE, Window, diagnose, where_time_goes
+from app.diagnosis import WAITING_SHARE, Symptoms, diagnose, where_time_goes
 from app.diagnosis_window import window_from
 from app.figures import WindowFigures
 
@@ -29,7 +29,7 @@ def test_a_p99_of_few_samples_does_not_make_pattern_a():
 
 def test_the_sentence_and_pattern_a_agree_on_either_side_of_the_threshold():
     for share in (WAITING_SHARE - 0.03, WAITING_SHARE, 0.43, 0.7):
-        w = Window(p50_ms=4, p99_ms=30, queue_us=share * 10000, request_us=10000, compute_us=(1 - share) * 10000,
+        w = Symptoms(p50_ms=4, p99_ms=30, queue_us=share * 10000, request_us=10000, compute_us=(1 - share) * 10000,
                    max_batch_size=32, dynamic_batching=True, max_queue_delay_us=20000, latency_n=5000)
         sentence = where_time_goes(w)
         says_waiting = "**waiting" in sentence

@@ -1,7 +1,7 @@
 """Made-up sweeps and A/B comparisons for the chart, report and export tests.
 
 Every figure here is invented (a toy capacity model and log-normal latencies), not measured; the
-objects are the real ones (Point, SearchSpace, ABPlan, ABResult, meter.Window) so the code under test
+objects are the real ones (Point, SearchSpace, ABPlan, ABResult, meter.MeasuredWindow) so the code under test
 reads them exactly as it reads a study.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab import ABPlan, ABResult, Arm
-from app.experiments.meter import Window, merged
+from app.experiments.meter import MeasuredWindow, merged
 from app.experiments.space import Choice, SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import Point, SweepOptions
@@ -34,7 +34,7 @@ ENV = {"server_version": "2.51.0", "server": "embedded tritonserver", "model": "
 
 
 def window(t0: float, seconds: float, rps: float, median_ms: float, rng: np.random.Generator, cls: str = "default",
-           sla_ms: float = 50.0, batch: float = 4.0, late: float = 0.0) -> Window:
+           sla_ms: float = 50.0, batch: float = 4.0, late: float = 0.0) -> MeasuredWindow:
     """Return a window of `rps` successful requests a second with log-normal latencies around median_ms;
     the first `late` share of them sent 20 ms after their slot, the rest on time."""
     n = max(1, int(rps * seconds))
@@ -46,7 +46,7 @@ def window(t0: float, seconds: float, rps: float, median_ms: float, rng: np.rand
         bucket.count_end(r, latency <= sla_ms / 1000)
     counters = {SUCCESS: n, INFER: n, EXEC: n / batch, DURATIONS["queue_us"]: n * median_ms * 400,
                 DURATIONS["compute_infer_us"]: n * median_ms * 500, DURATIONS["request_us"]: n * median_ms * 1000}
-    return Window(t0, t0 + seconds, {cls: bucket}, CounterDelta(seconds, counters, {}), {int(batch): int(n / batch)})
+    return MeasuredWindow(t0, t0 + seconds, {cls: bucket}, CounterDelta(seconds, counters, {}), {int(batch): int(n / batch)})
 
 
 def sweep_space(**overrides) -> SearchSpace:

@@ -12,7 +12,7 @@ import pytest
 
 from app.experiments.compare import capture
 from app.experiments.export import _cell, config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
-from app.experiments.meter import Window, merged
+from app.experiments.meter import MeasuredWindow, merged
 from app.experiments.space import CONCURRENCY, RATE
 from app.experiments.store import FAILED, Experiment, ExperimentStore
 from app.figures import WindowFigures
@@ -54,7 +54,7 @@ def test_every_window_is_a_row_whose_figures_add_up_to_its_run(stored):
     for p in points:
         mine = [r for r in rows if r["point"] == p.key]
         assert [r["window"] for r in mine] == [str(i + 1) for i in range(len(p.windows))]
-        whole = merged([Window.from_dict(w) for w in p.windows]).figures()
+        whole = merged([MeasuredWindow.from_dict(w) for w in p.windows]).figures()
         assert sum(int(r["client.all.ok"]) for r in mine) == whole["client"]["all"]["ok"]
         assert sum(float(r["server.request_count"]) for r in mine) == pytest.approx(whole["server"]["request_count"])
         assert float(mine[0]["t0"]) == p.t0 and float(mine[-1]["t1"]) == p.t1

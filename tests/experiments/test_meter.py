@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.experiments.meter import Edge, Meter, Window, merged, steady
+from app.experiments.meter import Edge, Meter, MeasuredWindow, merged, steady
 from app.experiments.space import Choice, SearchSpace
 from app.experiments.sweep import Point, operating_point, pareto
 from app.metrics.scrape import ModelValues
@@ -45,19 +45,19 @@ def test_a_window_counts_answers_by_when_they_ended_and_sends_where_they_went_ou
 def test_windows_merge_and_survive_storage():
     b = Bucket()
     b.count_end(record(0, 0.01), True)
-    w1 = Window(0.0, 1.0, {"default": b})
-    w2 = Window.from_dict(w1.to_dict())
+    w1 = MeasuredWindow(0.0, 1.0, {"default": b})
+    w2 = MeasuredWindow.from_dict(w1.to_dict())
     w2.t0, w2.t1 = 1.0, 2.0
     whole = merged([w1, w2])
     assert whole.seconds == 2.0 and whole.client()["all"]["ok"] == 2 and whole.client()["all"]["throughput_rps"] == 1.0
-    assert Window.from_dict(w1.to_dict()).client() == w1.client()
+    assert MeasuredWindow.from_dict(w1.to_dict()).client() == w1.client()
 
 
-def _window(t0: float, latencies: list[float]) -> Window:
+def _window(t0: float, latencies: list[float]) -> MeasuredWindow:
     b = Bucket()
     for lat in latencies:
         b.count_end(record(t0, lat), True)
-    return Window(t0, t0 + 1.0, {"default": b})
+    return MeasuredWindow(t0, t0 + 1.0, {"default": b})
 
 
 def test_a_point_settles_when_one_more_window_barely_moves_it():

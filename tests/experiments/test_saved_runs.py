@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from app.experiments.meter import Window
+from app.experiments.meter import MeasuredWindow
 from app.experiments.space import Choice
 from loadgen.spec import LoadSpec
 from tests.helpers import wait_until
@@ -34,7 +34,7 @@ def test_a_saved_run_covers_the_time_since_the_change_and_keeps_each_second(lab)
     assert saved.started_at >= band.settled + 1.0, "the run included time before the config change"
     assert saved.ended_at <= ended + 0.5, "the idle time after the run was counted"
     assert saved.seed == 5 and saved.spec["seed"] == 5 and "max_queue_delay_microseconds: 1000" in saved.config_text
-    seconds = [Window.from_dict(w) for w in saved.windows]
+    seconds = [MeasuredWindow.from_dict(w) for w in saved.windows]
     assert 3 <= len(seconds) <= saved.ended_at - saved.started_at + 1
     assert all(abs(w.seconds - 1.0) < 1e-6 for w in seconds)
     per_second_ok = sum(w.client()["all"]["ok"] for w in seconds if w.buckets)

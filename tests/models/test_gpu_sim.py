@@ -35,7 +35,7 @@ def test_an_overflow_exponent_makes_batches_past_saturation_slower_per_item():
 
 
 # Margins: bench/gpu_sim_effects.py measured each ratio 3 times quiet and 3 times beside `stress-ng --cpu 1`
-# (README, "The simulated GPU"): 1->2 instances 1.98-2.01x, 2->8 instances 1.05-1.09x, compute per request
+# (docs/MEASUREMENTS.md, "The simulated GPU's effects"): 1->2 instances 1.98-2.01x, 2->8 instances 1.05-1.09x, compute per request
 # 2->8 instances 3.67-3.80x, batching 2.52-2.66x, delay cost 9.95-10.33 ms. Each bound below sits at least
 # 4x the measured range (all six runs) away from the worst run: 13x, 4x, 9x, 5x and 7x in that order.
 
