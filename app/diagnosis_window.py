@@ -4,13 +4,14 @@ from __future__ import annotations
 from app.config.settings import ModelSettings
 from app.diagnosis import Symptoms
 from app.figures import WindowFigures
+from loadgen.stats import ALL
 
 
 def window_from(figures: WindowFigures, settings: ModelSettings) -> Symptoms:
     """Summarize a window of one model for diagnose(): the same figures the tiles show."""
     dyn = settings.dynamic_batching
     groups = settings.instance_groups
-    client = figures.client.get("all") or {}
+    client = figures.client.get(ALL) or {}
     failed, ended = figures.failures()
     latest = figures.latest_error()
     return Symptoms(

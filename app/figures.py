@@ -11,9 +11,8 @@ import time
 from dataclasses import dataclass, field
 
 from app.metrics.catalog import CLIENT, MIN_SAMPLES, metric
-from loadgen.stats import latest_error
+from loadgen.stats import ALL, latest_error
 
-ALL = "all"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from app.traffic import load_targets, target_rate
 from loadgen.controller import LoadController
 from loadgen.report import describe_load
 from loadgen.spec import LoadSpec
+from loadgen.stats import ALL
 
 
 # A server the lab starts itself runs with --model-control-mode=explicit.
@@ -217,8 +218,8 @@ class Lab:
         """Return the window figures of [t0, t1); client figures from the load runs that sent to the model."""
         spec = self.load.spec
         figures = measure(self.metrics, self.load, model, t0, t1, include_held)
-        if "all" in figures.client and model in load_targets(spec):  # what the current run asks to send
-            figures.client["all"]["target_rps"] = target_rate(spec)
+        if ALL in figures.client and model in load_targets(spec):  # what the current run asks to send
+            figures.client[ALL]["target_rps"] = target_rate(spec)
         return figures
 
     def impact(self, marker: Marker, model: str, span_s: float = 10.0) -> dict:

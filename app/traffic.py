@@ -14,7 +14,8 @@ from loadgen.metadata import ModelInfo, info_from_config
 from loadgen.shapes import LengthSpec
 from loadgen.spec import ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
 from loadgen.spec_limits import arrays_bytes, request_bytes
-from loadgen.stats import ALL, BEHIND_S
+from loadgen.behind import behind, behind_text
+from loadgen.stats import ALL
 
 MIXES = ("one class", "interactive + batch")
 ARRIVALS = ("poisson", "constant", "bursty", "mmpp", "ramp")
@@ -210,48 +211,9 @@ def class_targets(spec: LoadSpec) -> dict[str, float | None]:
     return out
 
 
-BEHIND_SHARE = 0.05  # more first attempts than this sent over BEHIND_S late: the generator fell behind
-MIN_JUDGED = 20  # fewer first attempts than this: too few to judge the schedule
-BEHIND_MS = BEHIND_S * 1000
-
-
-def behind(row: dict) -> float | None:
-    """Return the share of first attempts sent over BEHIND_MS after their slot when the generator fell behind its
-    schedule (more than BEHIND_SHARE of them), else None.
-
-    This is the one rule for "the load generator is not keeping up", live and in experiments. An open loop
-    never drops a slot: a generator that falls behind (its process, or its connections, busy) sends late, and
-    later and later. A busy machine's scheduler delays sends by a few ms without the load changing (measured:
-    loadgen.stats.BEHIND_S), so only sends past BEHIND_MS count. The rate sent is no measure of it: a Poisson
-    or bursty stream sends fewer than its mean in many windows by chance.
-    """
-    requests = row.get("requests") or 0
-    if requests < MIN_JUDGED:
-        return None
-    share = (row.get("behind") or 0) / requests
-    return share if share > BEHIND_SHARE else None
-
-
-def behind_in(client: dict) -> float | None:
-    """Return behind() of the 'all' row of per-class client figures ({'all': row, class: row, ...})."""
-    return behind((client or {}).get(ALL) or {})
-
-
-def sent_behind(share: float) -> str:
-    """Return a share of requests sent behind their slot as the tables and logs say it: '12% sent over 10 ms late'."""
-    return f"{share:.0%} sent over {BEHIND_MS:g} ms late"
-
-
-def behind_text(share: float, where: str) -> str:
-    """Return the words for a generator that fell behind: `where` says when ('over the last 10 s', ...)."""
-    return (f"The load generator is not keeping up: {share:.0%} of requests went out more than {BEHIND_MS:g} ms "
-            f"after their slot {where} (its process or its connections are busy), so the server saw a smoother, "
-            "lighter load than asked. Lower the rate or what else runs on this machine.")
-
-
 def keep_up_warning(spec: LoadSpec | None, window: dict, min_seconds: float = 5.0) -> str | None:
     """Return a warning when an open-loop run falls behind its schedule, from a window of client rows."""
-    row = window.get("all") or {}
+    row = window.get(ALL) or {}
     seconds = row.get("seconds") or 0
     if not target_rate(spec) or seconds < min_seconds:
         return None

@@ -7,6 +7,8 @@ from enum import StrEnum
 from loadgen.shapes import LengthSpec, ShapeSpec
 from loadgen.spec_limits import check_spec
 
+ALL = "all"  # the row of figures that sums every traffic class
+
 
 class Mode(StrEnum):
     """Closed loop keeps N requests in flight; open loop follows an arrival schedule."""

@@ -12,10 +12,9 @@ from loadgen.histogram import QUANTILES, Histogram, Samples
 from loadgen.outcome import FAILED, Outcome
 from loadgen.records import Record
 from loadgen.response_stats import Responses
-from loadgen.spec import LoadSpec
+from loadgen.behind import BEHIND_S
+from loadgen.spec import ALL, LoadSpec
 
-ALL = "all"
-BEHIND_S = 0.010  # a first attempt sent this long after its slot: the generator fell behind, not just jitter
 # (measured beside 1-3 stress-ng workers on 2 cores at 150 and 450 req/s: sends 1-12 % over 1 ms late, none
 # over 5 ms but 0.6 %, at most 0.3 % over 10 ms; a generator that cannot keep up sends every request later)
 Held = Callable[[str, float, float], bool]  # (model, sent epoch s, done epoch s) -> was it in flight during a reload

@@ -32,7 +32,7 @@ from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
 from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
-from app.traffic import BEHIND_MS, BEHIND_SHARE, behind_in
+from loadgen.behind import behind_in, fell_behind
 from loadgen.limits import check, check_finite
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
@@ -207,14 +207,13 @@ class ABResult:
                 if (share := behind_in(f.get("client"))) is not None]
 
     def caution(self) -> str:
-        """Return a warning when some trials ran behind their schedule (traffic.behind), else ''."""
+        """Return a warning when some trials ran behind their schedule (loadgen.behind), else ''."""
         slipped = self.behind()
         if not slipped:
             return ""
         done = sum(len(per) for per in self.trials.values())
         which = "; ".join(f"{self.letter(arm)} trial {t + 1}: {share:.0%}" for arm, t, share in slipped)
-        return (f"The load generator fell behind its schedule in {len(slipped)} of {done} trials (more than "
-                f"{BEHIND_SHARE:.0%} of requests sent over {BEHIND_MS:g} ms late — {which}): those trials put a "
+        return (f"{fell_behind(len(slipped), done, 'trials', which)}: those trials put a "
                 "smoother, lighter load on the server than asked, and their figures describe that load, not the one "
                 "compared. Run the comparison again with less running beside it or a lower rate before relying on it.")
 

@@ -5,7 +5,8 @@ import dataclasses
 import math
 
 from app.experiments.store import Experiment
-from app.figures import ALL, WindowFigures
+from app.figures import WindowFigures
+from loadgen.stats import ALL
 from app.metrics.catalog import fmt, label
 
 SERVER_KEYS = ("infer_rps", "avg_batch", "queue_share", "queue_us", "compute_input_us", "compute_infer_us",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from app.experiments.space import Choice
 from app.experiments.store import DONE
-from app.traffic import BEHIND_MS, behind_in
+from loadgen.behind import behind_here, behind_in
 from loadgen.stats import ALL
 
 
@@ -42,7 +42,7 @@ class Point:
 
     @property
     def behind(self) -> float | None:
-        """Return the share of requests sent behind their slot when the generator fell behind here (traffic.behind)."""
+        """Return the share of requests sent behind their slot when the generator fell behind here (loadgen.behind)."""
         return behind_in(self.figures.get("client")) if self.status == DONE else None
 
     def caution(self) -> str:
@@ -53,8 +53,7 @@ class Point:
         if self.marked:
             out.append(self.marked)
         if (share := self.behind) is not None:
-            out.append(f"the load generator fell behind here ({share:.0%} of requests sent over {BEHIND_MS:g} ms "
-                       "late), so the server saw a smoother, lighter load than asked")
+            out.append(behind_here(share))
         return "; ".join(out) + ": measure it again before relying on it" if out else ""
 
     @property

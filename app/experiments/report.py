@@ -27,7 +27,7 @@ from app.experiments.space import SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import Point, operating_point
 from app.metrics.catalog import fmt, label
-from app.traffic import sent_behind
+from loadgen.behind import sent_behind
 from loadgen.report import describe_load
 from loadgen.stats import ALL
 

@@ -37,7 +37,7 @@ from app.experiments.recommend import Recommendation, candidates, operating_poin
 from app.experiments.points import Point, point_key
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
-from app.traffic import sent_behind
+from loadgen.behind import sent_behind
 from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.limits import check_finite
 from loadgen.spec import LoadSpec, Mode, TrafficClass

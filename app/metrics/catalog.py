@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.traffic import BEHIND_MS, BEHIND_SHARE
+from loadgen.behind import BEHIND_MS, BEHIND_SHARE
 
 INTERVAL = "scrape interval"
 INSTANT = "instant"
@@ -157,7 +157,7 @@ CLIENT_METRICS: tuple[Metric, ...] = (
             0),
     _client("behind", "requests", f"sends over {BEHIND_MS:g} ms late", True,
             f"Open loop: requests sent over {BEHIND_MS:g} ms after their slot. Over {BEHIND_SHARE:.0%} of them: "
-            "the load generator fell behind and the server saw a lighter load than asked (app.traffic.behind).", 0),
+            "the load generator fell behind and the server saw a lighter load than asked (loadgen.behind).", 0),
     _client("held", "requests", "held by a reload", None,
             "Requests in flight while a config reload was under way: counted, left out of before/after comparisons.",
             0),

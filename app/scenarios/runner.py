@@ -18,7 +18,7 @@ from app.experiments.jobs import FunctionJob
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
-from app.traffic import behind, behind_in, sent_behind
+from loadgen.behind import behind, behind_in, fell_behind, sent_behind
 from app.scenarios.base import Check, Figures, Phase, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
 from loadgen.limits import LIMITS
@@ -231,13 +231,12 @@ def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
 
 def caution(clients: dict[str, dict]) -> str:
     """Return a warning naming the phases (phase -> client rows) in which the load generator fell behind its
-    schedule (traffic.behind), else ''."""
+    schedule (loadgen.behind), else ''."""
     slipped = [(phase, share) for phase, client in clients.items() if (share := behind_in(client)) is not None]
     if not slipped:
         return ""
     which = "; ".join(f"{phase}: {sent_behind(share)}" for phase, share in slipped)
-    return (f"The load generator fell behind its schedule in {len(slipped)} of {len(clients)} phases ({which}): "
-            "the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
+    return (f"{fell_behind(len(slipped), len(clients), 'phases', which)}: the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
             "different load. Run it again with less running beside it.")
 
 

@@ -14,6 +14,7 @@ import altair as alt
 
 from app.metrics.catalog import BREAKDOWN, label, presenter_label
 from app.ui.frames import band_records, batch_records, client_totals, marker_records, series
+from loadgen.stats import ALL
 
 HEIGHT = 220
 DEMO_HEIGHT = 370  # the demo's one latency chart: Streamlit fits title, legend and axes inside it (plot ≈ 260 px)
@@ -250,7 +251,7 @@ def batch_histogram(hist: dict[int, int], window: str, audience: bool = False) -
 
 def per_class(load_rows, markers, zoom: bool = False) -> dict:
     """p99 of each traffic class per second, with rejections and timeouts as bars."""
-    rows = [r for r in load_rows if r.get("cls") != "all"]
+    rows = [r for r in load_rows if r.get("cls") != ALL]
     p99 = label("p99_ms", False)
     main = [{"time": r["t"] * 1000.0, "series": f"{r['cls']}: {p99}", "value": r["p99_ms"], "n": r.get("latency_n")}
             for r in rows if r.get("p99_ms") is not None]

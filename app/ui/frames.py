@@ -5,6 +5,7 @@ import time
 
 from app.markers import Marker
 from app.metrics.catalog import label, shown
+from loadgen.stats import ALL
 
 
 def _ms(t: float) -> float:
@@ -30,10 +31,10 @@ def series(rows: list[dict], keys: tuple[str, ...], prefix: str = "", gap_s: flo
     return records
 
 
-def client_totals(load_rows: list[dict], cls: str = "all") -> list[dict]:
+def client_totals(load_rows: list[dict], cls: str = ALL) -> list[dict]:
     """Return the load generator's rows of one class ('all' sums every class when not present)."""
     rows = [r for r in load_rows if r.get("cls") == cls]
-    if rows or cls != "all":
+    if rows or cls != ALL:
         return rows
     merged: dict[float, dict] = {}
     for r in load_rows:

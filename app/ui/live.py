@@ -12,6 +12,7 @@ from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
 from app.ui.access import guarded
 from app.ui.failures import failing_alert
 from app.ui.live_frame import LiveFrame, frame
+from loadgen.stats import ALL
 
 WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
 
@@ -68,7 +69,7 @@ _live = st.fragment(run_every=LIVE_S)(_view)
 _quiet = st.fragment(run_every=QUIET_S)(_view)
 
 
-def p99_text(figures: WindowFigures, cls: str = "all") -> str:
+def p99_text(figures: WindowFigures, cls: str = ALL) -> str:
     """Return a client p99 with its window and sample count, marked when too few samples back it."""
     value, n = figures.get("p99_ms", cls), figures.samples(cls)
     if value is None:

@@ -19,6 +19,7 @@ from app.figures import WindowFigures
 from app.markers import Marker
 from app.traffic import load_targets
 from app.ui import charts
+from loadgen.stats import ALL
 
 TICK_S = 1.0  # sessions asking within the same second share one frame
 TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
@@ -134,7 +135,7 @@ def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bo
         "batches": charts.batch_histogram(msnap.batch_hist, f"last {window_s // 60} min", audience),
         "pending": charts.pending(mrows, markers, zoom, audience),
     }
-    if per_class or len({r.get("cls") for r in lrows} - {"all"}) > 1:
+    if per_class or len({r.get("cls") for r in lrows} - {ALL}) > 1:
         specs["per_class"] = charts.per_class(lrows, markers, zoom)
     return LiveFrame(
         model=model, window_s=window_s, now=now, up=msnap.up, error=msnap.error,

@@ -16,6 +16,7 @@ from app.text_limits import MAX_LABEL_CHARS
 from app.ui.access import can_operate, guarded
 from app.ui.study_view import drawn_apart, safe_data, when
 from app.ui.text import literal
+from loadgen.stats import ALL
 
 
 def saved_runs(lab: Lab) -> None:
@@ -43,9 +44,9 @@ def _saved_runs(lab: Lab) -> None:
     table = pd.DataFrame([{
         "id": e.id, "label": e.label, "model": e.model,
         "window": f"{when(e.started_at)} + {e.ended_at - e.started_at:,.0f} s" if e.started_at and e.ended_at else "—",
-        "seed": e.seed, label("p99_ms"): fmt("p99_ms", (e.client.get("all") or {}).get("p99_ms"), unit=False),
-        "n": (e.client.get("all") or {}).get("latency_n"),
-        label("throughput_rps"): fmt("throughput_rps", (e.client.get("all") or {}).get("throughput_rps"), unit=False),
+        "seed": e.seed, label("p99_ms"): fmt("p99_ms", (e.client.get(ALL) or {}).get("p99_ms"), unit=False),
+        "n": (e.client.get(ALL) or {}).get("latency_n"),
+        label("throughput_rps"): fmt("throughput_rps", (e.client.get(ALL) or {}).get("throughput_rps"), unit=False),
         label("avg_batch"): fmt("avg_batch", e.server.get("avg_batch"), unit=False),
         "reloads left out": len(e.reloads),
         **({"cannot be read": e.broken} if any(r.broken for r in runs) else {}),

@@ -22,7 +22,7 @@ from app.experiments.stored import read_sweep, refusals
 from app.experiments.sweep import Point, with_repeats
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
-from app.traffic import sent_behind
+from loadgen.behind import sent_behind
 from app.ui.ab_arms import prefill
 from app.ui.access import can_operate, guarded
 from app.ui.study_view import (delete_button, drawn_apart, pick_study, problems_box, readable_runs, resume_button,

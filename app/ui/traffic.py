@@ -33,6 +33,7 @@ from app.ui.live_frame import cache_of
 from app.ui.text import literal
 from app.ui.viewers import viewers
 from loadgen.report import describe_load
+from loadgen.stats import ALL
 
 
 def traffic_panel(lab: Lab, model: str, key: str, preset: TrafficForm, config: ModelConfig | None = None) -> None:
@@ -144,7 +145,7 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     now = time.time()
     window = cache_of(lab).get(("traffic-status", lab.load.running, lab.load.runs), now,
                                lambda: lab.load.window(now - STATUS_S, now))  # once per tick for every session
-    everything = window.get("all") or {}
+    everything = window.get(ALL) or {}
     failed = int(everything.get("failed") or 0)
     since = time.strftime("%H:%M:%S", time.localtime(snap.started_at)) if snap.started_at else "?"
     state = "**Running**" if snap.running else "Last run (ended)"

@@ -123,7 +123,7 @@ def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_w
 
 
 def test_trials_in_which_the_generator_fell_behind_are_named_on_the_verdict():
-    """The same rule as the live warning (traffic.behind): over 5 % of a trial's requests sent over 10 ms late."""
+    """The same rule as the live warning (loadgen.behind): over 5 % of a trial's requests sent over 10 ms late."""
     on_time = samples.ab_result(late={("start", 1): 0.04})  # 4 %: a shared machine's usual slips
     assert on_time.behind() == [] and on_time.caution() == ""
     assert "fell behind" not in ab_report(samples.ab_study(on_time), on_time)

@@ -83,7 +83,7 @@ def test_a_phase_table_row_per_phase_and_class_with_the_diagnosis_where_there_wa
 
 
 def test_a_phase_in_which_the_generator_fell_behind_is_named():
-    """The same rule as the live warning (traffic.behind): over 5 % of a phase's requests sent over 10 ms late."""
+    """The same rule as the live warning (loadgen.behind): over 5 % of a phase's requests sent over 10 ms late."""
     on_time = {"all": {"requests": 400, "late": 48, "behind": 12, "throughput_rps": 40.0}}  # 3 % over 10 ms
     slipped = {"all": {"requests": 400, "late": 80, "behind": 60, "throughput_rps": 40.0}}  # 15 %
     streamed = {"all": {"tokens_per_s": 900.0, "failures": 0}}  # generations: no schedule to fall behind
@@ -92,6 +92,6 @@ def test_a_phase_in_which_the_generator_fell_behind_is_named():
     rows = phase_table(runs)
     assert [r.get("generator behind") for r in rows] == ["", "15% sent over 10 ms late", ""]
     note = caution({r.point: r.client for r in runs})
-    assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (storm: 15% sent over 10 ms "
-                           "late)")
+    assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (more than 5% of requests "
+                           "sent over 10 ms late — storm: 15% sent over 10 ms late)"), note
     assert caution({"calm": on_time, "tokens": streamed}) == ""
