@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.knobs import MAX_INSTANCES, SIZES, delay_at_most
+from app.knobs import DEFAULT_DELAY_US, MAX_INSTANCES, SIZES, delay_at_most
 from app.metrics.catalog import MIN_SAMPLES
 
 WAITING_SHARE = 0.4  # queue/batching wait at or above this share of server time: the time is waiting-driven
@@ -132,9 +132,11 @@ def _batch_stuck(w: Symptoms) -> Finding | None:
     if w.max_batch_size <= 1 or w.avg_batch is None or w.avg_batch >= STUCK_BATCH or not w.infer_rps:
         return None
     if not w.dynamic_batching:
-        knobs, fix = {"dynamic_batching": True, "max_queue_delay_microseconds": 500}, "enable dynamic batching"
+        knobs = {"dynamic_batching": True, "max_queue_delay_microseconds": DEFAULT_DELAY_US}
+        fix = "enable dynamic batching"
     elif w.max_queue_delay_us == 0:
-        knobs, fix = {"max_queue_delay_microseconds": 500}, "give the scheduler a small delay (500 µs)"
+        knobs, fix = ({"max_queue_delay_microseconds": DEFAULT_DELAY_US},
+                      f"give the scheduler a small delay ({DEFAULT_DELAY_US} µs)")
     else:
         knobs, fix = {}, "offer more load (concurrency) — batches form only when requests wait together"
     return Finding("stuck", "Batch size stuck at 1", f"average batch {w.avg_batch:.2f} at {w.infer_rps:,.0f} infer/s",
@@ -175,7 +177,7 @@ def _pattern_b(w: Symptoms) -> Finding | None:
         return None
     knobs = {"instance_count": w.instances + 1} if w.instances < min(4, MAX_INSTANCES) else {}
     if not w.dynamic_batching and w.max_batch_size > 1:
-        knobs = {"dynamic_batching": True, "max_queue_delay_microseconds": 500}
+        knobs = {"dynamic_batching": True, "max_queue_delay_microseconds": DEFAULT_DELAY_US}
     offered = f"offered {w.offered_rps:,.0f}/s vs served {w.infer_rps:,.0f}/s; " if w.offered_rps and w.infer_rps else ""
     return Finding("B", "Pattern B — arrivals outrun service, the queue builds",
                    f"{offered}queue wait {w.queue_us / 1000:.1f} ms vs compute {w.compute_us / 1000:.1f} ms per request; "

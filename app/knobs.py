@@ -13,6 +13,23 @@ KNOBS = ("instance_count", "max_batch_size", "dynamic_batching", *DYNAMIC_KNOBS)
 DELAYS_US = (0, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
 SIZES = (1, 2, 4, 8, 16, 32, 64)
 MAX_INSTANCES = 8
+DEFAULT_DELAY_US = 500  # the delay dynamic batching gets when the lab switches it on for a fix or a scheduler choice
+
+
+def with_dynamic(settings: ModelSettings, dyn: DynamicBatching | None) -> ModelSettings:
+    """Return settings batched by dyn; the two schedulers exclude each other, so sequence batching goes."""
+    return replace(settings, dynamic_batching=dyn, sequence_batching=None if dyn is not None else
+                   settings.sequence_batching)
+
+
+def with_sequence(settings: ModelSettings, seq) -> ModelSettings:
+    """Return settings with sequence batching seq (a SequenceBatching); dynamic batching goes."""
+    return replace(settings, sequence_batching=seq, dynamic_batching=None)
+
+
+def small_delay() -> DynamicBatching:
+    """Return the dynamic batching the lab switches on: Triton's defaults with DEFAULT_DELAY_US."""
+    return DynamicBatching(max_queue_delay_microseconds=DEFAULT_DELAY_US)
 
 
 def delay_at_most(limit_us: float) -> int:
@@ -45,7 +62,7 @@ def apply_knobs(settings: ModelSettings, knobs: dict) -> ModelSettings:
             dyn = replace(dyn, preserve_ordering=bool(knobs["preserve_ordering"]))
         if "priority_levels" in knobs or "default_priority_level" in knobs:
             dyn = _priorities(dyn, knobs)
-        out = replace(out, dynamic_batching=dyn, sequence_batching=None)
+        out = with_dynamic(out, dyn)
     return out
 
 

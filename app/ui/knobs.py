@@ -7,7 +7,7 @@ import streamlit as st
 
 from app.config.settings import (DynamicBatching, InstanceGroup, Kind, ModelSettings, QueuePolicy, SequenceBatching,
                                  Strategy, TimeoutAction)
-from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES
+from app.knobs import DELAYS_US, MAX_INSTANCES, SIZES, small_delay, with_dynamic, with_sequence
 
 COST_PARAMS = {
     "launch_overhead_us": "launch overhead (µs per execution)",
@@ -89,7 +89,7 @@ def dynamic(s: ModelSettings, key: str) -> ModelSettings:
     moved = replace(dyn, max_queue_delay_microseconds=delay, preserve_ordering=ordering,
                     preferred_batch_sizes=tuple(sorted(preferred)) if sorted(preferred) != sorted(dyn.preferred_batch_sizes)
                     else dyn.preferred_batch_sizes)
-    return replace(out, dynamic_batching=moved, sequence_batching=None)
+    return with_dynamic(out, moved)
 
 
 def sequence(s: ModelSettings, key: str) -> ModelSettings:
@@ -99,7 +99,7 @@ def sequence(s: ModelSettings, key: str) -> ModelSettings:
     if mode != modes[0]:
         if s.dynamic_batching is not None:
             return s
-        return replace(s, sequence_batching=None, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=500))
+        return with_dynamic(s, small_delay())
     seq = s.sequence_batching or SequenceBatching(max_sequence_idle_microseconds=5_000_000)
     strategies = [Strategy.OLDEST.value, Strategy.DIRECT.value]
     strategy = st.radio("Strategy", strategies, index=strategies.index(seq.strategy.value), horizontal=True, key=f"{key}:strat")
@@ -120,7 +120,7 @@ def sequence(s: ModelSettings, key: str) -> ModelSettings:
         moved = replace(moved, max_candidate_sequences=0, preferred_batch_sizes=(), max_queue_delay_microseconds=0)
     if s.sequence_batching is not None and moved == seq:
         return s
-    return replace(s, sequence_batching=moved, dynamic_batching=None)
+    return with_sequence(s, moved)
 
 
 def priority(s: ModelSettings, key: str) -> ModelSettings:
@@ -129,7 +129,7 @@ def priority(s: ModelSettings, key: str) -> ModelSettings:
         st.info("Priority levels and queue policies belong to the dynamic batcher, which needs a batch dimension "
                 "(max_batch_size > 0) and a stateless model: set them up on the Dynamic batching page first.")
         return s
-    dyn = s.dynamic_batching or DynamicBatching(max_queue_delay_microseconds=500)
+    dyn = s.dynamic_batching or small_delay()
     levels = st.number_input("priority_levels (0 = off)", 0, 8, dyn.priority_levels, key=f"{key}:levels")
     default = st.number_input("default_priority_level (1 = highest)", 1, 8,
                               min(max(dyn.default_priority_level, 1), max(int(levels), 1)), key=f"{key}:default")
