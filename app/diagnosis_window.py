@@ -1,10 +1,36 @@
-"""Build the diagnosis Symptoms from one model's window figures and its settings."""
+"""Diagnose a window of a model — the one way every screen does it (the Diagnosis panel, /demo's sentence, a guided
+scenario's phases): its figures and settings summarized as Symptoms, then the diagnosis's one rule."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.config.settings import ModelSettings
-from app.diagnosis import Symptoms
+from app.diagnosis import Finding, Symptoms, diagnose
 from app.figures import WindowFigures
 from loadgen.stats import ALL
+
+
+SPAN_S = 20  # the Diagnosis panel's window: long enough for a p99 and for a queue trend
+
+
+@dataclass(frozen=True)
+class Diagnosed:
+    """A window's figures, what they amount to, and what the rule finds in them."""
+
+    figures: WindowFigures
+    symptoms: Symptoms
+    findings: list[Finding]
+
+
+def diagnose_figures(figures: WindowFigures, settings: ModelSettings) -> Diagnosed:
+    """Return the diagnosis of a window already measured."""
+    symptoms = window_from(figures, settings)
+    return Diagnosed(figures, symptoms, diagnose(symptoms))
+
+
+def diagnose_model(lab, model: str, t0: float, t1: float, settings: ModelSettings) -> Diagnosed:
+    """Return the diagnosis of a model over [t0, t1): answers a reload held are left out, as on every screen."""
+    return diagnose_figures(lab.measure(model, t0, t1, include_held=False), settings)
 
 
 def window_from(figures: WindowFigures, settings: ModelSettings) -> Symptoms:

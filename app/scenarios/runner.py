@@ -10,8 +10,7 @@ from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.model_config import format_config, parse_config
 from app.config.read import settings_of
-from app.diagnosis import diagnose
-from app.diagnosis_window import window_from
+from app.diagnosis_window import diagnose_model
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.environment import environment
 from app.experiments.jobs import FunctionJob
@@ -205,9 +204,9 @@ class _Phases(StudyDriver):
 
     def _diagnose(self, config, whole) -> list[dict]:
         """Return what the diagnosis panel says about the phase: the same figures and rule as on screen."""
-        figures = self.lab.measure(self.model, whole.t0, whole.t1, include_held=False)
+        seen = diagnose_model(self.lab, self.model, whole.t0, whole.t1, settings_of(config))
         return [{"pattern": f.pattern, "title": f.title, "evidence": f.evidence, "suggestion": f.suggestion,
-                 "knobs": f.knobs} for f in diagnose(window_from(figures, settings_of(config)))]
+                 "knobs": f.knobs} for f in seen.findings]
 
     def report(self, final: bool = False) -> None:
         self.publish(self.state, self.state.done, final)

@@ -8,8 +8,8 @@ import streamlit as st
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.read import settings_of
-from app.diagnosis import Finding, diagnose, where_time_goes
-from app.diagnosis_window import window_from
+from app.diagnosis import Finding, where_time_goes
+from app.diagnosis_window import SPAN_S, diagnose_model
 from app.knobs import apply_knobs, describe
 from app.lab import Lab
 from app.metrics.catalog import fmt
@@ -17,7 +17,6 @@ from app.ui.live import p99_text
 from app.ui.access import can_operate
 from app.ui.text import literal
 
-SPAN_S = 20
 
 
 def diagnosis_panel(lab: Lab, model: str) -> None:
@@ -39,14 +38,13 @@ def _panel(lab: Lab, model: str) -> None:
     now = time.time()
     change = lab.markers.last_change(model)
     t0 = max(now - SPAN_S, change.settled + 1.0 if change and change.end is not None else 0.0)
-    figures = lab.measure(model, t0, now, include_held=False)
-    window = window_from(figures, settings)
+    seen = diagnose_model(lab, model, t0, now, settings)
+    figures, window, findings = seen.figures, seen.symptoms, seen.findings
     if not window.infer_rps and not window.failed:
         st.info("No traffic in the window: start traffic to diagnose.")
         return
     if figures.seconds < SPAN_S - 1:
         st.caption(f"The window starts {t0 - (now - SPAN_S):.0f} s late: only time since the last config change counts.")
-    findings = diagnose(window)
     if not window.infer_rps:  # every request failed: no latency to speak of, only the failures
         st.caption("No answers in the window: latency and batching need requests that succeed.")
         for finding in findings:

@@ -23,7 +23,6 @@ from loadgen.stats import ALL
 
 TICK_S = 1.0  # sessions asking within the same second share one frame
 TILE_S = 10  # the tiles' window: long enough for a p99 at a few hundred requests per second
-NARRATION_S = 20  # the demo narration's window
 KEEP = 64  # frames kept (distinct models, windows, paused views)
 
 
@@ -101,13 +100,6 @@ def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | No
     key = ("live", model, window_s, per_class, paused_at is not None, audience, *state_key(lab))
     return cache_of(lab).get(key, now, lambda: _build(lab, model, window_s, per_class, now, paused_at is not None,
                                                       audience))
-
-
-def narration_figures(lab, model: str) -> WindowFigures:
-    """Return the last NARRATION_S seconds' figures of a model, shared per tick (the demo narration)."""
-    now = time.time()
-    return cache_of(lab).get(("narration", model, *state_key(lab)), now,
-                             lambda: lab.measure(model, now - NARRATION_S, now))
 
 
 def state_key(lab) -> tuple:

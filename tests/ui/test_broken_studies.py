@@ -137,7 +137,9 @@ def test_each_damaged_study_says_what_is_wrong_while_the_page_and_every_tab_rend
     warnings = texts(at.tabs[0].warning)
     print(warnings)
     assert any("named the point 'i2@4' as the operating point" in w and "'i1@4'" in w for w in warnings), warnings
-    assert any("SLA operating point: 1 instance at 1 in flight" in s for s in texts(at.tabs[0].success))
+    # measured once, so not confirmed: a warning that still names the operating point
+    named = texts(at.tabs[0].success) + warnings
+    assert any("SLA operating point: 1 instance at 1 in flight" in s for s in named), named
 
     at = _show(at, "exp:ab_pick", damaged["ab_wrong_shape"])
     assert any(f"Comparison {damaged['ab_wrong_shape']} cannot be read" in e for e in texts(at.tabs[1].error))
