@@ -168,9 +168,16 @@ QUIET = (
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
-# A module with a Chromium test runs on the one worker that runs them all: one Chromium (and the dashboards it
-# drives) at a time, not one per worker on two cores.
-BROWSER_GROUP = "chromium"
+# Tests that drive Chromium run in four lanes, each on one worker: at most four Chromiums (and the dashboards they
+# drive) at a time. One lane for all of them was the first pass's critical path (about 11 of its 11 minutes); the
+# lanes are balanced by measured durations (a module's tests split over lanes start its browser once per lane).
+BROWSER_LANES = {
+    "tests/ui/test_browser.py::test_screenshot_every_page": "chromium-1",
+    "tests/ui/test_browser.py::test_a_label_someone_typed_is_shown_as_typed": "chromium-1",
+    "tests/ui/test_browser.py": "chromium-2", "tests/ui/test_deep_links.py": "chromium-2",
+    "tests/ui/test_study_screens.py": "chromium-3", "tests/ui/test_token_gate.py": "chromium-3",
+}
+BROWSER_GROUP = "chromium-4"  # every other test that drives Chromium
 # Live tests (not in --quick): they use a fixture below, or their module starts a process of its own.
 LIVE_FIXTURES = {"triton", "dashboard", "embedded_dashboard", "numpy2_dashboard", "browser", "playwright_module",
                  "none_server", "poll_server", "explicit_server"}
@@ -247,6 +254,11 @@ def _under(nodeid: str, prefixes) -> bool:
     return any(nodeid.startswith(p) and nodeid[len(p):len(p) + 1] in ("", ":", "[") for p in prefixes)
 
 
+def _lane(nodeid: str) -> str:
+    """Return the Chromium lane of a test: the first entry of BROWSER_LANES naming it (a test before its module)."""
+    return next((lane for prefix, lane in BROWSER_LANES.items() if _under(nodeid, (prefix,))), BROWSER_GROUP)
+
+
 def _module_scoped(item) -> bool:
     return any(defs[-1].scope in ("module", "class", "package") for defs in item._fixtureinfo.name2fixturedefs.values())
 
@@ -257,6 +269,7 @@ def pytest_collection_modifyitems(config, items):
     Chromium test, and of a module-scoped fixture (scattered over workers, it would start once per visit)."""
     starts: dict[str, bool] = {}
     modules: dict[str, set[str]] = {}  # module -> what its tests share: "chromium", "module"
+    long: dict[str, bool] = {}
     for item in items:
         module = item.nodeid.split("::")[0]
         if module not in starts:
@@ -273,6 +286,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
         shares = modules.get(module, set())
         group = next((name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
-                     BROWSER_GROUP if BROWSER_GROUP in shares else module if shares else None)
+                     _lane(item.nodeid) if BROWSER_GROUP in shares else module if shares else None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+        long[item.nodeid] = group is not None and (group.startswith("chromium") or group in GROUPS)
+    # the long lanes (Chromium, Docker) first: handed out last, they would end the pass alone on one worker each
+    items.sort(key=lambda item: not long[item.nodeid])
