@@ -14,8 +14,9 @@ allow is marked, and is never named alone.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from app.experiments.meter import MeasuredWindow, merged
 from app.experiments.store import DONE
@@ -26,17 +27,28 @@ if TYPE_CHECKING:
     from app.experiments.points import Point
     from app.experiments.space import SearchSpace
 
+T = TypeVar("T")
 CLEAR, TIED, DISAGREE, ONLY, ONCE = "clear", "within the spread", "repeats disagree", "only one", "measured once"
 
 
 def operating_point(space: SearchSpace, points: list[Point]) -> Point | None:
     """Return the measured point with the highest goodput among those inside the SLA (None when none is)."""
     inside = [p for p in points if p.status == DONE and space.meets_sla(p.p99, p.throughput)]
-    return max(inside, key=_rank, default=None)
+    return best_inside(inside, _figures)
 
 
-def _rank(point: Point) -> tuple[float, float]:
-    return point.goodput or 0.0, point.throughput or 0.0
+def _figures(point: Point) -> tuple[float | None, float | None]:
+    return point.goodput, point.throughput
+
+
+def best_inside(inside: list[T], figures: Callable[[T], tuple[float | None, float | None]]) -> T | None:
+    """THE operating-point rule, for sweeps and scenarios alike: among candidates already inside the SLA, the one
+    with the highest goodput, throughput breaking ties (a figure not measured counts as 0); None when none is."""
+    return max(inside, key=lambda c: _rank(figures(c)), default=None)
+
+
+def _rank(figures: tuple[float | None, ...]) -> tuple[float, ...]:
+    return tuple(v or 0.0 for v in figures)
 
 
 def _pct(fraction: float) -> str:
@@ -157,7 +169,7 @@ def best_per_configuration(space: SearchSpace, points: list[Point]) -> list[Poin
     """Return each configuration's operating point (the rule over its own points), the best first."""
     keys = dict.fromkeys(p.choice.key for p in points)
     tops = [operating_point(space, [p for p in points if p.choice.key == k]) for k in keys]
-    return sorted((p for p in tops if p is not None), key=_rank, reverse=True)
+    return sorted((p for p in tops if p is not None), key=lambda p: _rank(_figures(p)), reverse=True)
 
 
 def within_noise(a: Point, b: Point) -> bool:

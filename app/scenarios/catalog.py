@@ -12,6 +12,7 @@ from app.config.edits import (disable_dynamic_batching, disable_sequence_batchin
 from app.config.model_config import copy_config
 from app.config.read import sequence_batching_of
 from app.config.settings import DynamicBatching, QueuePolicy, Strategy, TimeoutAction
+from app.experiments.recommend import best_inside
 from app.experiments.space import Choice
 from app.scenarios.base import (Check, Figures, Phase, Scenario, change_check, figure_text, margin_text, named_check,
                                 ratio_check)
@@ -51,9 +52,10 @@ P99_BUDGET_MS = 50.0
 
 
 def operating_point(f: dict[str, Figures], budget_ms: float) -> str | None:
-    """Return the phase with the largest throughput whose p99 is inside the budget (5.12's rule), None if none."""
-    inside = {name: fig for name, fig in f.items() if (fig.c("p99_ms") or float("inf")) <= budget_ms}
-    return max(inside, key=lambda name: inside[name].c("throughput_rps") or 0.0) if inside else None
+    """Return the phase a sweep would name (recommend.best_inside: the highest goodput, then throughput, whose p99
+    is inside the budget — 5.12's rule), None if none."""
+    inside = [name for name, fig in f.items() if (fig.c("p99_ms") or float("inf")) <= budget_ms]
+    return best_inside(inside, lambda name: (f[name].c("goodput_rps"), f[name].c("throughput_rps")))
 
 
 def _rps_at_p99(fig: Figures) -> str:
@@ -66,7 +68,7 @@ def _instance_judge(f: dict[str, Figures]) -> list[Check]:
     chosen = f"{best}: {_rps_at_p99(f[best])}" if best else "none"
     return [
         Check(f"the operating point under a {P99_BUDGET_MS:g} ms p99 budget is not the most instances (5.12: "
-              "the largest throughput whose p99 is inside the budget — 8 is not goodput)",
+              "the highest goodput whose p99 is inside the budget — 8 is not goodput)",
               f"{chosen}; 8 instances: {_rps_at_p99(eight)}", "a point inside the budget, fewer than 8 instances",
               best is not None and best != "8 instances"),
         ratio_check("throughput rises with a second instance", two.c("throughput_rps"), one.c("throughput_rps"),

@@ -95,3 +95,22 @@ def test_a_phase_in_which_the_generator_fell_behind_is_named():
     assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (more than 5% of requests "
                            "sent over 10 ms late — storm: 15% sent over 10 ms late)"), note
     assert caution({"calm": on_time, "tokens": streamed}) == ""
+
+
+def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
+    """Goodput first (answers inside their SLA), throughput only breaking ties — the sweep's rule, not a second one."""
+    from app.experiments.recommend import operating_point as sweep_point  # noqa: PLC0415
+    from app.experiments.space import Choice, SearchSpace  # noqa: PLC0415
+    from app.experiments.points import Point  # noqa: PLC0415
+
+    rows = {"fast but late": (1900.0, 1500.0, 25.0), "slower, in time": (1800.0, 1700.0, 28.0),
+            "over budget": (2500.0, 2400.0, 45.0)}
+    figures = {name: Figures({"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}})
+               for name, (rps, good, p99) in rows.items()}
+    space = SearchSpace("m", instances=(1, 2, 3), loads=(8.0,), p99_budget_ms=30.0)
+    points = [Point(Choice(instances=i + 1), 8.0, figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": good,
+                                                                              "p99_ms": p99}}})
+              for i, (rps, good, p99) in enumerate(rows.values())]
+    picked = sweep_point(space, points)
+    assert operating_point(figures, 30.0) == "slower, in time", figures
+    assert picked is points[1], [(p.choice, p.goodput) for p in points]
