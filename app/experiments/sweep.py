@@ -35,6 +35,7 @@ from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDri
 from app.experiments.meter import Meter, MeasuredWindow, merged, steady
 from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.points import Point, point_key
+from app.experiments.search import AdaptiveSearch, GridSearch
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
 from app.metrics.catalog import MIN_SAMPLES
 from loadgen.behind import sent_behind
@@ -46,7 +47,6 @@ from loadgen.stats import slas_of
 
 REPEAT = "repeat"  # the stored kind of a point's re-measurement (its first measurement is a 'point')
 DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
-BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
 
 
 @dataclass(frozen=True)
@@ -270,12 +270,13 @@ class _Sweeper(StudyDriver):
                     continue
                 if choice.start:  # the starting config comes last: alone it is no sweep
                     self._check_some_apply(choices)
-                if self.space.adaptive:
-                    self._bisect(choice)
-                else:
-                    for load in self.space.loads:
-                        if self._measure(choice, load).status == FAILED:
-                            break
+                search = (AdaptiveSearch(self.space, choice.label, lambda: operating_point(self.space, self.points()))
+                          if self.space.adaptive else GridSearch(self.space.loads))
+                while (load := search.next()) is not None:
+                    search.record(self._measure(choice, load))
+                if search.skipped:
+                    self.skipped.append(search.skipped)
+                    self._log(search.skipped)
             self._check_some_apply(choices)
             self._recheck()
         finally:
@@ -305,52 +306,6 @@ class _Sweeper(StudyDriver):
             for p in top:
                 if len(self.repeats.get(p.key, [])) < n:
                     self._measure(p.choice, p.load, repeat=n)
-
-    def _bisect(self, choice: Choice) -> None:
-        loads = self.space.loads
-        lo, hi = -1, len(loads)  # loads[lo] is inside the SLA, loads[hi] is not (as far as measured)
-        mine: dict[int, Point] = {}
-        while hi - lo > 1:
-            mid = (lo + hi) // 2 if mine else self._first_probe()
-            point = self._measure(choice, loads[mid])
-            if point.status == FAILED:
-                return
-            mine[mid] = point
-            if self.space.meets_sla(point.p99, point.throughput):
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo <= 1:
-                return
-            best = operating_point(self.space, self.points())
-            bound = self._bound(mine, lo, hi)
-            if best is not None and bound is not None and bound * BOUND_MARGIN < (best.goodput or 0.0):
-                self.skipped.append(f"{choice.label}: loads {', '.join(f'{v:g}' for v in loads[lo + 1:hi])} not "
-                                    f"measured — at most {bound:,.0f} req/s inside the SLA, the best has "
-                                    f"{best.goodput:,.0f} req/s goodput")
-                self._log(self.skipped[-1])
-                return
-
-    def _first_probe(self) -> int:
-        """Return where a configuration's search starts: the best point's load so far, else the middle load.
-
-        At the best point's load a configuration that cannot beat it is usually dropped at once by the
-        bound; one that can is searched upwards from there.
-        """
-        best = operating_point(self.space, self.points())
-        loads = self.space.loads
-        return loads.index(best.load) if best is not None and best.load in loads else (len(loads) - 1) // 2
-
-    def _bound(self, mine: dict[int, Point], lo: int, hi: int) -> float | None:
-        """Return an upper bound on the throughput inside the SLA at any unmeasured load in (lo, hi)."""
-        loads = self.space.loads
-        if hi < len(loads) and hi in mine:
-            return mine[hi].throughput  # throughput does not fall with load: loads below hi give at most this
-        if self.space.load_kind != CONCURRENCY:
-            return loads[hi - 1]  # an open loop cannot answer more than it offers
-        if lo >= 0 and mine[lo].throughput:
-            return mine[lo].throughput * loads[hi - 1] / loads[lo]
-        return None
 
     # --- one point --------------------------------------------------------------------------------------
     def _measure(self, choice: Choice, load: float, repeat: int = 0) -> Point:
