@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from app.config.settings import ModelSettings
 from app.diagnosis import Finding, Symptoms, diagnose
-from app.figures import WindowFigures
+from app.figures import Figures
 from loadgen.stats import ALL
 
 
@@ -17,12 +17,12 @@ SPAN_S = 20  # the Diagnosis panel's window: long enough for a p99 and for a que
 class Diagnosed:
     """A window's figures, what they amount to, and what the rule finds in them."""
 
-    figures: WindowFigures
+    figures: Figures
     symptoms: Symptoms
     findings: list[Finding]
 
 
-def diagnose_figures(figures: WindowFigures, settings: ModelSettings) -> Diagnosed:
+def diagnose_figures(figures: Figures, settings: ModelSettings) -> Diagnosed:
     """Return the diagnosis of a window already measured."""
     symptoms = window_from(figures, settings)
     return Diagnosed(figures, symptoms, diagnose(symptoms))
@@ -33,7 +33,7 @@ def diagnose_model(lab, model: str, t0: float, t1: float, settings: ModelSetting
     return diagnose_figures(lab.measure(model, t0, t1, include_held=False), settings)
 
 
-def window_from(figures: WindowFigures, settings: ModelSettings) -> Symptoms:
+def window_from(figures: Figures, settings: ModelSettings) -> Symptoms:
     """Summarize a window of one model for diagnose(): the same figures the tiles show."""
     dyn = settings.dynamic_batching
     groups = settings.instance_groups

@@ -10,26 +10,42 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from app.metrics.catalog import CLIENT, MIN_SAMPLES, metric
+from app.metrics.catalog import BY_KEY, CLIENT, MIN_SAMPLES, metric
 from loadgen.stats import ALL, latest_error
 
 
 
 @dataclass(frozen=True)
-class WindowFigures:
-    """Server and client figures of one model over one window."""
+class Figures:
+    """THE figures of one window of one model — live tiles, markers, diagnosis, sweep points, A/B trials, scenario
+    phases and the store all read a window through this type: client rows per traffic class (and ALL) with their
+    sample counts, and the server's figures from counter differences. Stored as {'client', 'server', 't0', 't1'}
+    (MeasuredWindow.figures(), a Point's figures): from_dict reads that form back."""
 
-    model: str
-    t0: float
-    t1: float
+    model: str = ""
+    t0: float = 0.0
+    t1: float = 0.0
     server: dict = field(default_factory=dict)
     client: dict[str, dict] = field(default_factory=dict)  # traffic class (and 'all') -> figures
 
+    @classmethod
+    def from_dict(cls, data: dict | None, model: str = "") -> Figures:
+        """Return the figures of a stored window ({'client', 'server', 't0', 't1'}; missing parts are empty)."""
+        data = data or {}
+        return cls(model, float(data.get("t0") or 0.0), float(data.get("t1") or 0.0), dict(data.get("server") or {}),
+                   dict(data.get("client") or {}))
+
     def get(self, key: str, cls: str = ALL):
-        """Return a catalog figure (client ones per class), None when not measured."""
-        if metric(key).side == CLIENT:
-            return (self.client.get(cls) or {}).get(key)
-        return self.server.get(key)
+        """Return a figure, None when not measured: a catalog figure from its side (client ones per class); any
+        other key (a scenario's own: tokens_per_s, ...) from the class's client row, else the server's."""
+        if key in BY_KEY:
+            return self.client_value(key, cls) if metric(key).side == CLIENT else self.server.get(key)
+        value = self.client_value(key, cls)
+        return value if value is not None else self.server.get(key)
+
+    def client_value(self, key: str, cls: str = ALL):
+        """Return a figure of a class's client row, None when absent."""
+        return (self.client.get(cls) or {}).get(key)
 
     def samples(self, cls: str = ALL) -> int:
         """Return how many latencies the client percentiles of a class rest on."""
@@ -63,11 +79,11 @@ class WindowFigures:
         return f"{fmt(self.t0)}–{fmt(self.t1)}"
 
 
-def measure(metrics, load, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
+def measure(metrics, load, model: str, t0: float, t1: float, include_held: bool = True) -> Figures:
     """Return the figures of [t0, t1) from the metrics poller and the load runs that sent to the model."""
     server = metrics.window(model, t0, t1)
     rows = load.window(t0, t1, include_held, model=model) if load is not None else {}
-    return WindowFigures(model, t0, t1, server, rows)
+    return Figures(model, t0, t1, server, rows)
 
 
 IMPACT_KEYS = ("infer_rps", "avg_batch", "queue_us", "compute_us", "p99_ms")

@@ -15,7 +15,7 @@ from app.experiments.compare import capture
 from app.experiments.jobs import Jobs
 from app.experiments.meter import MeasuredWindow
 from app.experiments.store import Experiment, ExperimentStore
-from app.figures import WindowFigures, impact, measure
+from app.figures import Figures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.metrics.promql import PromQLSource
@@ -214,7 +214,7 @@ class Lab:
         if running and spec is not None:
             self._mark_traffic(spec, why)
 
-    def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> WindowFigures:
+    def measure(self, model: str, t0: float, t1: float, include_held: bool = True) -> Figures:
         """Return the window figures of [t0, t1); client figures from the load runs that sent to the model."""
         spec = self.load.spec
         figures = measure(self.metrics, self.load, model, t0, t1, include_held)

@@ -5,7 +5,7 @@ import dataclasses
 import math
 
 from app.experiments.store import Experiment
-from app.figures import WindowFigures
+from app.figures import Figures
 from loadgen.stats import ALL
 from app.metrics.catalog import fmt, label
 
@@ -15,7 +15,7 @@ CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected", 
 _SERVER_EXTRA = ("infer_count", "request_count", "exec_count", "fail_count", "batch_hist", "span", "resets")
 
 
-def capture(label_text: str, model: str, config_text: str, spec, figures: WindowFigures,
+def capture(label_text: str, model: str, config_text: str, spec, figures: Figures,
             windows: list[dict] = (), reloads: list = (), since: str = "") -> Experiment:
     """Return an experiment from one window: client figures per class, server counter differences, its
     measurement windows (meter.MeasuredWindow.to_dict: buckets with latencies, counter differences) and the reload

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from app.experiments.space import Choice
 from app.experiments.store import DONE
+from app.figures import Figures
 from loadgen.behind import behind_here, behind_in
-from loadgen.stats import ALL
 
 
 @dataclass
@@ -35,10 +35,13 @@ class Point:
         """Return '<config key>@<load>'."""
         return point_key(self.choice, self.load)
 
+    def window(self) -> Figures:
+        """Return the point's figures as the one figures type (app.figures.Figures)."""
+        return Figures.from_dict(self.figures, self.choice.label)
+
     def get(self, key: str):
-        """Return a client figure of all classes ('p99_ms', 'throughput_rps', ...) or a server one."""
-        client = (self.figures.get("client") or {}).get(ALL) or {}
-        return client.get(key) if key in client else (self.figures.get("server") or {}).get(key)
+        """Return a figure of the whole point ('p99_ms', 'throughput_rps', 'avg_batch', ...), None if not measured."""
+        return self.window().get(key)
 
     @property
     def behind(self) -> float | None:

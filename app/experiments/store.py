@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from app.experiments.stored_rows import RowReader
+from app.figures import Figures
 from app.text_limits import check_label
 
 _SCHEMA = """
@@ -68,6 +69,10 @@ class Experiment:
     reloads: list = field(default_factory=list)  # [t0, t1] of reload bands left out
     outcome: dict = field(default_factory=dict)  # e.g. stable, change, note, load
     broken: str = ""  # what is wrong with the stored row ('' when it reads whole); never stored itself
+
+    def window(self) -> Figures:
+        """Return the run's figures as the one figures type (app.figures.Figures)."""
+        return Figures(self.model, self.started_at or 0.0, self.ended_at or 0.0, self.server, self.client)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.config.model_config import ModelConfig
+from app.figures import Figures
 from app.metrics.catalog import BY_KEY, fmt
 from loadgen.spec import LoadSpec
 from loadgen.stream import StreamSpec
@@ -71,7 +72,7 @@ class Scenario:
     model: str
     expect: str  # the expected effect, stated before it runs
     phases: Callable[[bool], list[Phase]]  # full=False: shortened phases (CI), True: full length
-    judge: Callable[[dict[str, Figures]], list[Check]]
+    judge: Callable[[dict[str, PhaseFigures]], list[Check]]
     source: str = ""  # where the claim comes from (chapter or guide)
     script: Script | None = None  # the presenter's words (app/scenarios/scripts.py)
 
@@ -89,17 +90,15 @@ class Scenario:
 
 
 @dataclass(frozen=True)
-class Figures:
-    """A phase's measured figures: client rows per class and server figures (meter.MeasuredWindow.figures)."""
+class PhaseFigures(Figures):
+    """A phase's window figures (app.figures.Figures), with what the diagnosis found in it."""
 
-    client: dict = field(default_factory=dict)
-    server: dict = field(default_factory=dict)
     findings: list[dict] = field(default_factory=list)  # the diagnosis of the phase (Phase.diagnose)
     note: str = ""  # why a phase has no figures (a fix that had nothing to fix)
 
     def c(self, key: str, cls: str = ALL):
-        """Return a client figure of a class ('all' by default)."""
-        return (self.client.get(cls) or {}).get(key)
+        """Return a client figure of a class ('all' by default): the judges' short form of client_value."""
+        return self.client_value(key, cls)
 
     def s(self, key: str):
         """Return a server figure."""
@@ -159,7 +158,7 @@ def signed_text(key: str | None, change: float) -> str:
     return ("-" if change < 0 else "+") + figure_text(key, abs(change))
 
 
-def named_check(claim: str, figures: Figures, pattern: str) -> Check:
+def named_check(claim: str, figures: PhaseFigures, pattern: str) -> Check:
     """Return the check 'the diagnosis named this pattern' for a phase diagnosed by the panel's rule."""
     found = figures.patterns
     return Check(claim, f"the diagnosis named {', '.join(found) or 'nothing'}" + (f" — {figures.note}" if figures.note else ""),

@@ -14,8 +14,8 @@ from app.config.read import sequence_batching_of
 from app.config.settings import DynamicBatching, QueuePolicy, Strategy, TimeoutAction
 from app.experiments.recommend import best_inside
 from app.experiments.space import Choice
-from app.scenarios.base import (Check, Figures, Phase, Scenario, change_check, figure_text, margin_text, named_check,
-                                ratio_check)
+from app.scenarios.base import (Check, Phase, PhaseFigures, Scenario, change_check, figure_text, margin_text,
+                                named_check, ratio_check)
 from app.scenarios.scripts import SCRIPTS
 from loadgen.shapes import LengthSpec, ShapeSpec
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
@@ -51,18 +51,18 @@ def _instance_phases(full: bool) -> list[Phase]:
 P99_BUDGET_MS = 50.0
 
 
-def operating_point(f: dict[str, Figures], budget_ms: float) -> str | None:
+def operating_point(f: dict[str, PhaseFigures], budget_ms: float) -> str | None:
     """Return the phase a sweep would name (recommend.best_inside: the highest goodput, then throughput, whose p99
     is inside the budget — 5.12's rule), None if none."""
     inside = [name for name, fig in f.items() if (fig.c("p99_ms") or float("inf")) <= budget_ms]
     return best_inside(inside, lambda name: (f[name].c("goodput_rps"), f[name].c("throughput_rps")))
 
 
-def _rps_at_p99(fig: Figures) -> str:
+def _rps_at_p99(fig: PhaseFigures) -> str:
     return f"{figure_text('throughput_rps', fig.c('throughput_rps'))} at p99 {figure_text('p99_ms', fig.c('p99_ms'))}"
 
 
-def _instance_judge(f: dict[str, Figures]) -> list[Check]:
+def _instance_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     one, two, four, eight = (f[p] for p in ("1 instance", "2 instances", "4 instances", "8 instances"))
     best = operating_point(f, P99_BUDGET_MS)
     chosen = f"{best}: {_rps_at_p99(f[best])}" if best else "none"
@@ -101,14 +101,14 @@ def _delay_phases(full: bool) -> list[Phase]:
     return low + high
 
 
-def p50_change(before: Figures, after: Figures) -> tuple[float | None, str]:
+def p50_change(before: PhaseFigures, after: PhaseFigures) -> tuple[float | None, str]:
     """Return the p50's change from one phase to the next (None when either is missing) and the two medians in
     words with the phase table's numbers: 'p50 63.60 ms → 44.40 ms'."""
     a, b = before.c("p50_ms"), after.c("p50_ms")
     return None if a is None or b is None else b - a, f"p50 {figure_text('p50_ms', a)} → {figure_text('p50_ms', b)}"
 
 
-def _delay_judge(f: dict[str, Figures]) -> list[Check]:
+def _delay_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     low_cost, low = p50_change(f["low load, delay 0 µs"], f["low load, delay 10000 µs"])
     high_cost, high = p50_change(f["high load, delay 0 µs"], f["high load, delay 10000 µs"])
     return [
@@ -139,7 +139,7 @@ def _split_phases(full: bool) -> list[Phase]:
                   _knobs(instances=n, delay_us=2000), _closed(SPLIT_CONCURRENCY), seconds) for n in (1, 4)]
 
 
-def _split_judge(f: dict[str, Figures]) -> list[Check]:
+def _split_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     one, four = f["1 instance, delay 2000 µs"], f["4 instances, delay 2000 µs"]
     return [
         ratio_check("more instances split the queue, so batches get smaller", one.s("avg_batch"), four.s("avg_batch"),
@@ -185,7 +185,7 @@ def _stateful_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _stateful_judge(f: dict[str, Figures]) -> list[Check]:
+def _stateful_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     out = []
     dyn = f["dynamic batching"]
     answered = (dyn.c("ok") or 0) + (dyn.c("wrong_output") or 0)
@@ -241,7 +241,7 @@ def _mixed_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _mixed_judge(f: dict[str, Figures]) -> list[Check]:
+def _mixed_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     fifo, prio = f["one queue for both"], f["priorities, REJECT timeout, bounded queue"]
     shed = prio.c("rejected", "batch") or 0
     return [
@@ -294,7 +294,7 @@ def _storm_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _storm_judge(f: dict[str, Figures]) -> list[Check]:
+def _storm_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     storm, cure = f["immediate retries"], f["timeout 2-3× p99, backoff with jitter, a cap"]
     return [
         ratio_check("immediate retries multiply the attempts", storm.c("sent"), storm.c("requests"), at_least=3.0,
@@ -344,7 +344,7 @@ def _shape_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _shape_judge(f: dict[str, Figures]) -> list[Check]:
+def _shape_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     raw, two, one = f[RAW], f[TWO_BUCKETS], f[ONE_LENGTH]
     return [
         ratio_check("as they come, requests barely batch", raw.s("avg_batch"), 1.0, at_most=1.2,
@@ -408,7 +408,7 @@ def _pattern_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _pattern_judge(f: dict[str, Figures]) -> list[Check]:
+def _pattern_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     a, a_fixed, b, b_fixed, c, c_fixed = (f[n] for n in (PATTERN_A, "A fixed", PATTERN_B, "B fixed", PATTERN_C,
                                                          "C fixed"))
     return [
@@ -461,7 +461,7 @@ def _three_phases(full: bool) -> list[Phase]:
     ]
 
 
-def _three_judge(f: dict[str, Figures]) -> list[Check]:
+def _three_judge(f: dict[str, PhaseFigures]) -> list[Check]:
     req, step = f[REQUEST_LEVEL], f[IN_FLIGHT]
     return [
         ratio_check("in-flight batching streams more tokens per second", step.c("tokens_per_s"),

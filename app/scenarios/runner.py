@@ -18,7 +18,7 @@ from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
 from app.knobs import apply_knobs, describe
 from loadgen.behind import behind, behind_in, fell_behind, sent_behind
-from app.scenarios.base import Check, Figures, Phase, Scenario, figure_text
+from app.scenarios.base import Check, PhaseFigures, Phase, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, validate
@@ -34,7 +34,7 @@ class ScenarioResult:
 
     study_id: int
     name: str
-    figures: dict[str, Figures]
+    figures: dict[str, PhaseFigures]
     checks: list[Check]
     status: str
     note: str = ""
@@ -119,7 +119,7 @@ class _Phases(StudyDriver):
                  cancel: threading.Event) -> None:
         super().__init__(lab, scenario.model, study_id, cancel, progress)
         self.scenario, self.phases, self.base = scenario, phases, parse_config(base_text)
-        self.figures: dict[str, Figures] = {}
+        self.figures: dict[str, PhaseFigures] = {}
         self.served: dict[str, object] = {}  # each phase's config, for the fixes of later phases
         self.state = Progress(study_id, total=len(phases))
 
@@ -140,7 +140,7 @@ class _Phases(StudyDriver):
         self.report()
         config, fix = self._config(phase)
         if config is None:
-            self.figures[phase.name] = Figures(note=fix)
+            self.figures[phase.name] = PhaseFigures(model=self.model, note=fix)
             self.state.done += 1
             self.state.log.append(f"{phase.name}: skipped — {fix}")
             self.report()
@@ -166,7 +166,8 @@ class _Phases(StudyDriver):
             figures["client"] = client
         findings = self._diagnose(config, whole) if phase.diagnose else []
         self.served[phase.name] = config
-        self.figures[phase.name] = Figures(figures["client"], figures["server"], findings)
+        self.figures[phase.name] = PhaseFigures(self.model, whole.t0, whole.t1, figures["server"], figures["client"],
+                                                findings)
         self.lab.experiments.add(Experiment(
             f"{self.scenario.title}: {phase.name}", self.model, format_config(config), whole.t0, whole.t1,
             spec_to_dict(phase.traffic), figures["client"], figures["server"], kind="phase", study_id=self.study_id,

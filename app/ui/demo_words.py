@@ -1,6 +1,6 @@
 """The presenter's words on /demo: figures, the state of the server, a config change and a verdict in sentences.
 
-Every number said in words comes from the same WindowFigures as the tiles beside it and is formatted by the
+Every number said in words comes from the same Figures as the tiles beside it and is formatted by the
 same function (`figure`), so a sentence never shows a number a tile does not; the judgment comes from the
 diagnosis's one rule (app.diagnosis). Labels are the metric table's presenter words (catalog.presenter_label);
 config field names go to the hover text. No Streamlit here: app.ui.demo_layout draws what these return.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from app.config.settings import DynamicBatching, ModelSettings
 from app.diagnosis import WAITING_SHARE, Symptoms, diagnose
-from app.figures import WindowFigures
+from app.figures import Figures
 from app.knobs import summarize_change
 from app.metrics.catalog import MIN_SAMPLES, fmt, metric, presenter_label
 from loadgen.spec import ArrivalKind, LoadSpec, Mode
@@ -61,12 +61,12 @@ def figure(key: str, value) -> str:
     return fmt(key, value)
 
 
-def throughput_key(figures: WindowFigures) -> str:
+def throughput_key(figures: Figures) -> str:
     """Return the throughput the audience sees: the clients' answers per second, else the server's inferences."""
     return "throughput_rps" if figures.get("throughput_rps") is not None else "infer_rps"
 
 
-def tiles(figures: WindowFigures) -> list[Tile]:
+def tiles(figures: Figures) -> list[Tile]:
     """Return the first screen's four tiles: answers per second, p99, batch size, share of time waiting."""
     window = figures.describe()
     return [Tile(key, presenter_label(key), figure(key, figures.get(key)), "",
@@ -75,7 +75,7 @@ def tiles(figures: WindowFigures) -> list[Tile]:
             for key in (throughput_key(figures), "p99_ms", "avg_batch", "queue_share")]
 
 
-def window_words(figures: WindowFigures) -> str:
+def window_words(figures: Figures) -> str:
     """Return the tiles' window and how many answers their percentiles rest on, e.g. 'last 10 s · 4,614 answers'."""
     n = figures.samples()
     few = " — too few for a steady 99 %" if figures.get("p99_ms") is not None and n < MIN_SAMPLES else ""
@@ -85,7 +85,7 @@ def window_words(figures: WindowFigures) -> str:
 DETAIL_KEYS = ("p50_ms", "queue_us", "compute_us", "request_us", "failed_share")
 
 
-def detail_tiles(figures: WindowFigures) -> list[Tile]:
+def detail_tiles(figures: Figures) -> list[Tile]:
     """Return the figures the sentences may also cite (below the first screen), from the same window."""
     failed, ended = figures.failures()
     values = {k: figures.get(k) for k in DETAIL_KEYS}
@@ -95,7 +95,7 @@ def detail_tiles(figures: WindowFigures) -> list[Tile]:
 
 
 # --- what the window says, by the diagnosis's one rule -------------------------------------------------------------
-def state_sentence(figures: WindowFigures, window: Symptoms) -> Said | None:
+def state_sentence(figures: Figures, window: Symptoms) -> Said | None:
     """Return one sentence on what the tiles' window shows (None with no answers in it): the diagnosis's most
     actionable finding in plain words, else where a request's time in the server goes."""
     if not figures.get("infer_rps") and not figures.samples():
@@ -122,7 +122,7 @@ def state_sentence(figures: WindowFigures, window: Symptoms) -> Said | None:
     return Said(time_in.text, hover) if time_in is not None else None
 
 
-def where_time_goes(figures: WindowFigures) -> Said | None:
+def where_time_goes(figures: Figures) -> Said | None:
     """Return where a request's time in the server goes, judged by the diagnosis's one threshold (WAITING_SHARE),
     with the same figures the tiles show (None when the server answered nothing in the window)."""
     waiting, total = figures.get("queue_us"), figures.get("request_us")

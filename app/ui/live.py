@@ -6,7 +6,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from app.figures import IMPACT_KEYS, WindowFigures
+from app.figures import IMPACT_KEYS, Figures
 from app.lab import Lab
 from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
 from app.ui.access import guarded
@@ -69,7 +69,7 @@ _live = st.fragment(run_every=LIVE_S)(_view)
 _quiet = st.fragment(run_every=QUIET_S)(_view)
 
 
-def p99_text(figures: WindowFigures, cls: str = ALL) -> str:
+def p99_text(figures: Figures, cls: str = ALL) -> str:
     """Return a client p99 with its window and sample count, marked when too few samples back it."""
     value, n = figures.get("p99_ms", cls), figures.samples(cls)
     if value is None:
@@ -78,7 +78,7 @@ def p99_text(figures: WindowFigures, cls: str = ALL) -> str:
     return f"{fmt('p99_ms', value)} ({figures.describe()}, n={n:,}{warn})"
 
 
-def tiles(figures: WindowFigures, running: bool) -> None:
+def tiles(figures: Figures, running: bool) -> None:
     """The headline figures of the window (counter differences and merged latencies)."""
     window = figures.describe()
     gpu = figures.server.get("gpu_util")
@@ -126,8 +126,8 @@ def markers_table(f: LiveFrame) -> None:
     st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
 
 
-def _pair(key: str, before: WindowFigures, after: WindowFigures | None) -> str:
-    def one(figures: WindowFigures | None) -> str:
+def _pair(key: str, before: Figures, after: Figures | None) -> str:
+    def one(figures: Figures | None) -> str:
         if figures is None:
             return "…"
         text = fmt(key, figures.get(key), unit=False)

@@ -15,7 +15,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from app.figures import WindowFigures
+from app.figures import Figures
 from app.markers import Marker
 from app.traffic import load_targets
 from app.ui import charts
@@ -38,7 +38,7 @@ class LiveFrame:
     running: bool
     targeted: bool
     targets: tuple[str, ...]
-    tile: WindowFigures
+    tile: Figures
     specs: dict[str, dict]  # chart name -> Vega-Lite spec with its data
     batch_hist: dict[int, int]
     markers: list[Marker]

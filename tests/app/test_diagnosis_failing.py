@@ -4,7 +4,7 @@ from __future__ import annotations
 from app.config.settings import DynamicBatching, ModelSettings
 from app.diagnosis import FAILING_SHARE, Symptoms, diagnose, percent
 from app.diagnosis_window import window_from
-from app.figures import WindowFigures
+from app.figures import Figures
 from app.ui.failures import failed_cell, failing_alert, failure_lines
 
 SHAPE = "unexpected shape for input 'INPUT' for model 'm'. Expected [-1,4], got [4]."
@@ -41,10 +41,10 @@ def test_the_window_reads_failures_and_texts_from_the_figures():
                       "error_texts": {"http_400": {"count": 40, "first": "old words", "first_t": 1.0,
                                                    "latest": SHAPE, "latest_t": 9.0}}}}
     server = {"infer_rps": 0.0, "fail_count": 0.0, "intervals": 9}
-    w = window_from(WindowFigures("m", 0.0, 10.0, server, client), ModelSettings(max_batch_size=32))
+    w = window_from(Figures("m", 0.0, 10.0, server, client), ModelSettings(max_batch_size=32))
     assert (w.failed, w.ended, w.failed_share, w.error_text, w.server_failed) == (40, 40, 1.0, SHAPE, 0.0)
     assert [f.pattern for f in diagnose(w)] == ["failing"]
-    unscraped = window_from(WindowFigures("m", 0.0, 10.0, {}, client), ModelSettings(max_batch_size=32))
+    unscraped = window_from(Figures("m", 0.0, 10.0, {}, client), ModelSettings(max_batch_size=32))
     assert unscraped.server_failed is None  # no scrape in the window: no claim on what the server counted
 
 
@@ -71,7 +71,7 @@ def test_pattern_a_window_from_settings_still_stands_without_failures():
     client = {"all": {"p50_ms": 4.0, "p99_ms": 30.0, "latency_n": 5000, "ok": 5000, "failed": 0, "sent": 5000,
                       "requests": 5000}}
     server = {"queue_us": 6000.0, "compute_us": 2100.0, "request_us": 8100.0, "avg_batch": 6.0, "infer_rps": 500.0}
-    w = window_from(WindowFigures("m", 0.0, 10.0, server, client), settings)
+    w = window_from(Figures("m", 0.0, 10.0, server, client), settings)
     assert w.failed_share == 0.0 and [f.pattern for f in diagnose(w)] == ["A"]
 
 

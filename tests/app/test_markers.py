@@ -1,7 +1,7 @@
 """The change-marker log: stable ids, reload bands, which requests a band held, and before/after windows."""
 from __future__ import annotations
 
-from app.figures import WindowFigures, impact
+from app.figures import Figures, impact
 from app.markers import ALL_MODELS, MarkerLog
 
 
@@ -57,7 +57,7 @@ def test_impact_measures_before_the_request_and_after_serving_resumed():
 
     def measure(t0, t1):
         asked.append((t0, t1))
-        return WindowFigures("gpu_sim", t0, t1)
+        return Figures("gpu_sim", t0, t1)
 
     result = impact(band, measure, span_s=10.0, settle_s=1.0, now=200.0)
     assert asked == [(90.0, 100.0), (104.0, 114.0)]  # the 3 s reload band is in neither window

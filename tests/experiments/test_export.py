@@ -15,7 +15,7 @@ from app.experiments.export import _cell, config_file_name, perf_analyzer_comman
 from app.experiments.meter import MeasuredWindow, merged
 from app.experiments.space import CONCURRENCY, RATE
 from app.experiments.store import FAILED, Experiment, ExperimentStore
-from app.figures import WindowFigures
+from app.figures import Figures
 from app.paths import ROOT
 from bench.perf_analyzer import ensure_perf_analyzer
 from loadgen.spec import LoadSpec
@@ -72,9 +72,9 @@ def test_trials_are_numbered_from_one_and_a_run_without_windows_gives_its_totals
 
 
 def test_a_saved_run_gives_a_row_per_second_it_kept(tmp_path):
-    seconds = [WindowFigures("gpu_sim", 100.0 + s, 101.0 + s, server={"avg_batch": 2.0 + s, "request_count": 50.0},
+    seconds = [Figures("gpu_sim", 100.0 + s, 101.0 + s, server={"avg_batch": 2.0 + s, "request_count": 50.0},
                              client={"all": {"p99_ms": 4.0 + s, "latency_n": 50}}) for s in range(3)]
-    run = capture("run", "gpu_sim", "cfg", LoadSpec(), WindowFigures("gpu_sim", 100.0, 103.0), seconds)
+    run = capture("run", "gpu_sim", "cfg", LoadSpec(), Figures("gpu_sim", 100.0, 103.0), seconds)
     store = ExperimentStore(tmp_path / "exp.sqlite")
     rows = read(windows_csv([store.get(store.add(run))]))
     assert [(r["t0"], r["seconds"], r["client.all.p99_ms"], r["server.avg_batch"]) for r in rows] == [

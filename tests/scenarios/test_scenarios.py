@@ -11,7 +11,7 @@ import pytest
 from app.config.model_config import parse_config
 from app.paths import ROOT
 from app.experiments.store import Experiment
-from app.scenarios.base import Figures
+from app.scenarios.base import PhaseFigures
 from app.scenarios.catalog import SCENARIOS, operating_point
 from app.scenarios.runner import caution, phase_table, run_scenario
 
@@ -62,7 +62,7 @@ def test_the_cli_lists_them_and_runs_one_headless_with_json(triton, restore_mode
 
 def test_the_operating_point_follows_the_chapters_worked_example():
     # 5.12: instances 2/4/8 gave (1000/s, 20 ms), (1800/s, 28 ms), (1900/s, 55 ms); with p99 < 30 ms the answer is 4.
-    figures = {f"{n} instances": Figures({"all": {"throughput_rps": rps, "p99_ms": p99}})
+    figures = {f"{n} instances": PhaseFigures(client={"all": {"throughput_rps": rps, "p99_ms": p99}})
                for n, rps, p99 in ((2, 1000, 20), (4, 1800, 28), (8, 1900, 55))}
     assert operating_point(figures, 30.0) == "4 instances"
     assert operating_point(figures, 60.0) == "8 instances"
@@ -105,7 +105,7 @@ def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
 
     rows = {"fast but late": (1900.0, 1500.0, 25.0), "slower, in time": (1800.0, 1700.0, 28.0),
             "over budget": (2500.0, 2400.0, 45.0)}
-    figures = {name: Figures({"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}})
+    figures = {name: PhaseFigures(client={"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}})
                for name, (rps, good, p99) in rows.items()}
     space = SearchSpace("m", instances=(1, 2, 3), loads=(8.0,), p99_budget_ms=30.0)
     points = [Point(Choice(instances=i + 1), 8.0, figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": good,

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from app.experiments.store import Experiment
-from app.scenarios.base import Figures, figure_text, ratio_check
+from app.scenarios.base import PhaseFigures, figure_text, ratio_check
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import phase_table
 
@@ -18,9 +18,9 @@ DELAY_P50_MS = {"low load, delay 0 µs": 1.2, "low load, delay 500 µs": 1.6, "l
 DELAY_BATCH = {"high load, delay 0 µs": 9.5, "low load, delay 10000 µs": 1.1}
 
 
-def _delay_phases() -> dict[str, Figures]:
-    return {name: Figures({"all": {"p50_ms": p50, "p99_ms": p50 * 1.5, "throughput_rps": 40.0}},
-                          {"avg_batch": DELAY_BATCH.get(name, 1.0)}) for name, p50 in DELAY_P50_MS.items()}
+def _delay_phases() -> dict[str, PhaseFigures]:
+    return {name: PhaseFigures(client={"all": {"p50_ms": p50, "p99_ms": p50 * 1.5, "throughput_rps": 40.0}},
+                               server={"avg_batch": DELAY_BATCH.get(name, 1.0)}) for name, p50 in DELAY_P50_MS.items()}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -56,14 +56,14 @@ def test_the_high_load_p50_check_says_the_numbers_of_the_phase_table():
 
 def test_the_high_load_check_fails_when_the_delay_costs_as_much_as_at_low_load():
     phases = _delay_phases()
-    phases["high load, delay 10000 µs"] = Figures({"all": {"p50_ms": 73.6}}, {"avg_batch": 9.0})  # +10.0 ms
+    phases["high load, delay 10000 µs"] = PhaseFigures(client={"all": {"p50_ms": 73.6}}, server={"avg_batch": 9.0})  # +10.0 ms
     high = next(c for c in SCENARIOS["queue-delay"].judge(phases) if c.claim.startswith("at high load"))
     assert not high.ok and "= +10.00 ms / 10.10 ms = 0.99" in high.measured, high.measured
 
 
 def test_a_missing_median_is_said_not_counted_as_zero():
     phases = _delay_phases()
-    phases["low load, delay 0 µs"] = Figures({"all": {}}, {})
+    phases["low load, delay 0 µs"] = PhaseFigures(client={"all": {}}, server={})
     low = next(c for c in SCENARIOS["queue-delay"].judge(phases) if c.claim.startswith("at low load"))
     assert not low.ok and low.measured.endswith("p50 — → 11.30 ms; p50 change ÷ 10 ms: not measured"), low.measured
 
