@@ -1,20 +1,16 @@
 """One Lab per server: the composition root of the parts that run in the background for it."""
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
 from app.config.apply import ConfigService
 from app.config.fleet import FleetApply, fleet_replicas
-from app.experiments.compare import capture
 from app.experiments.jobs import Jobs
-from app.experiments.meter import MeasuredWindow
-from app.experiments.store import Experiment, ExperimentStore
+from app.experiments.store import ExperimentStore
 from app.figures import Figures, impact, measure
 from app.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
@@ -219,42 +215,13 @@ class Lab:
         spec = self.load.spec
         figures = measure(self.metrics, self.load, model, t0, t1, include_held)
         if ALL in figures.client and model in load_targets(spec):  # what the current run asks to send
-            figures.client[ALL]["target_rps"] = target_rate(spec)
+            row = {**figures.client[ALL], "target_rps": target_rate(spec)}
+            figures = replace(figures, client={**figures.client, ALL: row})  # a new value: Figures stays frozen
         return figures
 
     def impact(self, marker: Marker, model: str, span_s: float = 10.0) -> dict:
         """Return a model's before/after figures around a change, requests held by its reload left out."""
         return impact(marker, lambda t0, t1: self.measure(model, t0, t1, include_held=False), span_s)
-
-    def save_experiment(self, label: str, now: float | None = None) -> Experiment:
-        """Store the current (or last) traffic run since the model's last config change."""
-        snap = self.load.snapshot(window_s=0)
-        if snap.spec is None or snap.started_at is None:
-            raise ValueError("no traffic has run yet: start traffic, then save it as an experiment")
-        model = snap.spec.model
-        now = time.time() if now is None else now
-        change = self.markers.last_change(model)
-        start = max(snap.started_at + snap.spec.warmup_s, change.settled + 1.0 if change else 0.0)
-        end = min(now, snap.started_at + snap.elapsed_s)
-        if end - start < 2.0:
-            raise ValueError("less than 2 s of traffic since the last config change: let it run, then save")
-        figures = self.measure(model, start, end, include_held=False)
-        reloads = [[m.t, m.end] for m in self.markers.list(model, since=snap.started_at) if m.band and m.end is not None
-                   and m.t < end]
-        exp = capture(label.strip() or f"{model} run", model, self.config.current_text(model), snap.spec, figures,
-                      self._seconds(model, snap.started_at, start, end), reloads, since=change.text if change else "")
-        return self.experiments.get(self.experiments.add(exp))
-
-    def _seconds(self, model: str, run_start: float, t0: float, t1: float) -> list[dict]:
-        """Return the run's seconds inside [t0, t1) as measurement windows: client buckets (with every latency)
-        and the counter differences of the polls that ended in each second."""
-        out = []
-        for k in range(math.ceil(t0 - run_start), math.floor(t1 - run_start)):
-            a = run_start + k
-            buckets = self.load.buckets(a, a + 1.0, model)[0]
-            delta, batches = self.metrics.delta(model, a, a + 1.0)
-            out.append(MeasuredWindow(a, a + 1.0, buckets, delta, batches).to_dict())
-        return out
 
     def serves(self, models) -> bool:
         """Return True when every one of models is READY on this lab's server."""

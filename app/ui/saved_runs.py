@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.experiments import export
-from app.experiments.compare import compare
+from app.experiments.compare import compare, save_run
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.text_limits import MAX_LABEL_CHARS
@@ -32,7 +32,7 @@ def _saved_runs(lab: Lab) -> None:
                              key="exp:label", max_chars=MAX_LABEL_CHARS)
         if c2.button("Save current run", type="primary", key="exp:save", width="stretch"):
             try:
-                saved = lab.save_experiment(name)
+                saved = save_run(lab, name)
             except ValueError as exc:
                 st.error(str(exc))
             else:

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from app.experiments.compare import save_run
 from app.experiments.meter import MeasuredWindow
 from app.experiments.space import Choice
 from loadgen.spec import LoadSpec
@@ -29,7 +30,7 @@ def test_a_saved_run_covers_the_time_since_the_change_and_keeps_each_second(lab)
         lab.stop_traffic()
     ended = time.time()
     time.sleep(0.5)
-    saved = lab.save_experiment("after the change", now=ended + 20)  # saved 20 s later: the idle time is not counted
+    saved = save_run(lab, "after the change", now=ended + 20)  # saved 20 s later: the idle time is not counted
     print("window", saved.started_at - band.settled, saved.ended_at - ended, "windows", len(saved.windows))
     assert saved.started_at >= band.settled + 1.0, "the run included time before the config change"
     assert saved.ended_at <= ended + 0.5, "the idle time after the run was counted"
