@@ -1,10 +1,10 @@
 """Latency breakdown & diagnosis: is p99 waiting or compute, and which pattern is it?"""
 from app.traffic import TrafficForm
-from app.ui import concepts, knobs
+from app.ui import concepts, knob_widgets
 from app.ui.diagnosis import diagnosis_panel
 from app.ui.fleet import fleet_panel
 from app.ui.page import concept_page
 
-concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knobs.dynamic,
+concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knob_widgets.dynamic,
              TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"),
              panel=lambda lab, model: (diagnosis_panel(lab, model), fleet_panel(lab, model)))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from app.metrics.deltas import counter_deltas
 from app.metrics.scrape import ModelValues, fetch_text, parse_metrics
-from app.metrics.stats import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
+from app.metrics.statistics_api import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
 from app.metrics.window import CounterDelta, server_figures
 from loadgen.records import Record
 from loadgen.stats import ALL, Bucket, is_good, window_rows

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from app.metrics.deltas import empty_row, model_row
 from app.metrics.scrape import Scrape, fetch_text, parse_metrics
-from app.metrics.stats import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
+from app.metrics.statistics_api import ModelStats, batch_time_delta, merge_hist, parse_stats, per_item_us, stats_url
 from app.metrics.stats_source import METRICS, MISSING, STATISTICS, stats_scrape
 from app.metrics.window import CounterDelta, server_window
 

@@ -9,7 +9,7 @@ failures count under UNKNOWN), the latency summaries (server p50-p99) and CPU/GP
 from __future__ import annotations
 
 from app.metrics.scrape import Scrape, ModelValues
-from app.metrics.stats import ModelStats
+from app.metrics.statistics_api import ModelStats
 
 METRICS, STATISTICS = "metrics", "statistics API"
 MISSING = (

@@ -54,7 +54,7 @@ def server_figures(delta: CounterDelta) -> dict:
     return out
 
 
-def window_rows(rows: list[dict], t0: float, t1: float) -> list[dict]:
+def scrapes_inside(rows: list[dict], t0: float, t1: float) -> list[dict]:
     """Return the rows whose scrape interval ends inside (t0, t1]."""
     return [r for r in rows if t0 < r["t"] <= t1]
 
@@ -65,7 +65,7 @@ def server_window(rows: list[dict], t0: float, t1: float) -> dict:
     Also: `span` (first interval's start, last interval's end) actually covered, `intervals`,
     `resets` (counter restarts inside), and the pending gauge's mean and last reading.
     """
-    inside = window_rows(rows, t0, t1)
+    inside = scrapes_inside(rows, t0, t1)
     deltas = [r["delta"] for r in inside if r.get("delta") is not None]
     total = sum(deltas, CounterDelta())
     out = server_figures(total)

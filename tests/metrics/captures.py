@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.metrics.scrape import Scrape, parse_metrics
-from app.metrics.stats import ModelStats, parse_stats
+from app.metrics.statistics_api import ModelStats, parse_stats
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NAMES = ("s0_idle", "s1_after_200", "s2_after_300", "s3_after_config_reload", "s4_after_unload_load")

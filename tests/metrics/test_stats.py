@@ -9,7 +9,7 @@ import numpy as np
 import tritonclient.http as http
 
 from app.metrics.scrape import fetch_text, parse_metrics
-from app.metrics.stats import batch_delta, merge_hist, parse_stats, stats_url
+from app.metrics.statistics_api import batch_delta, merge_hist, parse_stats, stats_url
 from tests.metrics.captures import stats, stats_text
 
 
@@ -81,7 +81,7 @@ def test_real_reload_restarts_stats_but_not_metric_counters(triton, restore_mode
 
 
 def test_per_item_compute_time_per_batch_size_from_deltas():
-    from app.metrics.stats import ModelStats, batch_time_delta, per_item_us
+    from app.metrics.statistics_api import ModelStats, batch_time_delta, per_item_us
 
     a = ModelStats(batches={1: 10, 4: 5}, batch_ns={1: 10_000_000, 4: 20_000_000})
     b = ModelStats(batches={1: 20, 4: 15}, batch_ns={1: 20_000_000, 4: 60_000_000})

@@ -12,7 +12,7 @@ import tritonclient.http as http
 from app.metrics.deltas import model_row
 from app.metrics.poller import MetricsPoller
 from app.metrics.scrape import fetch_text, parse_metrics
-from app.metrics.stats import parse_stats, stats_url
+from app.metrics.statistics_api import parse_stats, stats_url
 from app.metrics.stats_source import MISSING, STATISTICS, stats_scrape
 from app.server.ports import free_port
 from tests.helpers import reload, wait_until
