@@ -16,8 +16,7 @@ from app.experiments.stored import read_ab
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
 from app.ui.access import guarded
-from app.ui.study_view import delete_button, drawn_apart, pick_study, problems_box, readable_runs, resume_button
-from app.ui.study_view import safe_data, status_box
+from app.ui.study_view import problems_box, readable_runs, resume_button, safe_data, status_box, study_results
 from app.ui.text import literal
 from loadgen.stats import ALL
 
@@ -25,12 +24,7 @@ from loadgen.stats import ALL
 def ab_results(lab: Lab) -> None:
     """Pick a comparison; show how it ended, its verdict, intervals, charts and downloads — drawn apart, so a damaged
     comparison shows what is wrong and can still be deleted."""
-    study = pick_study(lab, "ab", "Comparison")
-    if study is None:
-        return
-    with st.container():
-        drawn_apart(f"Comparison {study.id}", lambda: _comparison(lab, study))
-    delete_button(lab, study.id, "comparison", "exp:del_ab")
+    study_results(lab, "ab", "Comparison", "comparison", "exp:del_ab", _comparison)
 
 
 def clear_on_headline(result: ABResult, arm: str) -> bool:

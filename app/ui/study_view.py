@@ -117,3 +117,14 @@ def delete_button(lab: Lab, study_id: int, what: str, key: str) -> None:
     if can_operate() and st.button(f"Delete this {what}", key=key, disabled=busy):
         lab.experiments.delete_study(study_id)
         st.rerun()
+
+
+def study_results(lab, kind: str, title: str, noun: str, delete_key: str, draw) -> None:
+    """Pick a stored study of a kind and draw it apart (draw(lab, study)), so a damaged one shows what is wrong;
+    its Delete button always follows."""
+    study = pick_study(lab, kind, title)
+    if study is None:
+        return
+    with st.container():
+        drawn_apart(f"{title} {study.id}", lambda: draw(lab, study))
+    delete_button(lab, study.id, noun, delete_key)

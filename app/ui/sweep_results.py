@@ -25,20 +25,14 @@ from app.metrics.catalog import fmt, label
 from loadgen.behind import sent_behind
 from app.ui.ab_arms import prefill
 from app.ui.access import can_operate, guarded
-from app.ui.study_view import (delete_button, drawn_apart, pick_study, problems_box, readable_runs, resume_button,
-                               safe_data, status_box)
+from app.ui.study_view import problems_box, readable_runs, resume_button, safe_data, status_box, study_results
 from app.ui.text import literal
 
 
 def sweep_results(lab: Lab) -> None:
     """Pick a sweep; show how it ended, its operating point, curves, Pareto set, points, and what can be done with
     them — drawn apart, so a damaged sweep shows what is wrong and can still be deleted."""
-    study = pick_study(lab, "sweep", "Sweep")
-    if study is None:
-        return
-    with st.container():
-        drawn_apart(f"Sweep {study.id}", lambda: _sweep(lab, study))
-    delete_button(lab, study.id, "sweep", "exp:del_sweep")
+    study_results(lab, "sweep", "Sweep", "sweep", "exp:del_sweep", _sweep)
 
 
 def _sweep(lab: Lab, study) -> None:
