@@ -15,8 +15,8 @@ from app.experiments.store import DONE
 from app.experiments.stored import read_ab
 from app.lab import Lab
 from app.metrics.catalog import fmt, label
-from app.ui.access import guarded
-from app.ui.study_view import problems_box, readable_runs, resume_button, safe_data, status_box, study_results
+from app.ui.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
+                               study_results)
 from app.ui.text import literal
 from loadgen.stats import ALL
 
@@ -34,9 +34,7 @@ def clear_on_headline(result: ABResult, arm: str) -> bool:
 
 def _comparison(lab: Lab, study) -> None:
     record = read_ab(lab.experiments, study)
-    if record.broken:
-        st.error(f"Comparison {study.id} cannot be read: {literal(guarded(record.broken))}. Delete it below (its "
-                 "trials go with it).")
+    if cannot_read("Comparison", study.id, record.broken, "trials"):
         return
     sid, plan = study.id, record.plan
     result = ABResult(sid, plan, record.trials, study.status, study.note)

@@ -128,3 +128,11 @@ def study_results(lab, kind: str, title: str, noun: str, delete_key: str, draw) 
     with st.container():
         drawn_apart(f"{title} {study.id}", lambda: draw(lab, study))
     delete_button(lab, study.id, noun, delete_key)
+
+
+def cannot_read(title: str, study_id: int, broken: str, parts: str) -> bool:
+    """Say that a stored study cannot be read and how to get rid of it; return True when it cannot (broken)."""
+    if broken:
+        st.error(f"{title} {study_id} cannot be read: {literal(guarded(broken))}. Delete it below (its {parts} go "
+                 "with it).")
+    return bool(broken)

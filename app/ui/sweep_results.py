@@ -25,7 +25,8 @@ from app.metrics.catalog import fmt, label
 from loadgen.behind import sent_behind
 from app.ui.ab_arms import prefill
 from app.ui.access import can_operate, guarded
-from app.ui.study_view import problems_box, readable_runs, resume_button, safe_data, status_box, study_results
+from app.ui.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
+                               study_results)
 from app.ui.text import literal
 
 
@@ -37,9 +38,7 @@ def sweep_results(lab: Lab) -> None:
 
 def _sweep(lab: Lab, study) -> None:
     record = read_sweep(lab.experiments, study)
-    if record.broken:
-        st.error(f"Sweep {study.id} cannot be read: {literal(guarded(record.broken))}. Delete it below (its points go "
-                 "with it).")
+    if cannot_read("Sweep", study.id, record.broken, "points"):
         return
     space = record.space
     problems = list(record.problems)
