@@ -16,10 +16,9 @@ from loadgen.connection import BlockingConnection, ConnectError, Response
 from loadgen.outcome import Outcome, classify, classify_exception, exception_detail, response_detail
 from loadgen.pool import ConnectionPool
 from loadgen.records import Record, RecordBus
-from loadgen.retry import backoff_s, should_retry
+from loadgen.retry import CONNECT_PAUSE_S, backoff_s, retried, should_retry
 
 Check = Callable[[Response], bool]
-CONNECT_PAUSE_S = 0.1
 WRONG_OUTPUT = "answered, but the answer failed the output check"
 
 
@@ -35,18 +34,8 @@ class RequestPath:
                    check: Check | None = None) -> Record:
         """Send one request (retrying per the target's policy); return the last attempt's record."""
         # scheduled_s is the open-loop slot; None (closed loop) means "whenever it goes out".
-        attempt = 1
-        while True:
-            record = await self._attempt(target, data, scheduled_s, sequence_id, check, attempt)
-            scheduled_s = record.scheduled_s
-            if record.error == "connect":  # the server is down: do not spin
-                await asyncio.sleep(CONNECT_PAUSE_S)
-            if not (should_retry(target.retry, record.outcome, attempt) and self.may_retry()):
-                return record
-            delay = backoff_s(target.retry, attempt, self.rng)
-            if delay > 0:
-                await asyncio.sleep(delay)
-            attempt += 1
+        return await retried(lambda attempt, slot: self._attempt(target, data, slot, sequence_id, check, attempt),
+                             target.retry, self.may_retry, self.rng, scheduled_s)
 
     async def _attempt(self, target: Target, data: bytes, scheduled_s: float | None, sequence_id: int,
                        check: Check | None, attempt: int) -> Record:

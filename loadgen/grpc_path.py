@@ -25,9 +25,8 @@ from loadgen.grpc_stream import Pending, StreamSlots
 from loadgen.metadata import ModelUnavailable
 from loadgen.outcome import Outcome, cut, server_words, shed_kind
 from loadgen.records import Record, RecordBus
-from loadgen.retry import backoff_s, should_retry
+from loadgen.retry import retried
 
-CONNECT_PAUSE_S = 0.1  # after a refused connection: do not spin while the server is down
 DEFAULT_PORTS = (8000, 8001)  # Triton's own HTTP and gRPC ports: the one pairing safe to assume
 
 
@@ -65,18 +64,8 @@ class StreamPath:
 
     async def send(self, target: Target, data: bytes, scheduled_s: float | None = None, slot: object = None) -> Record:
         """Send one request (retrying per the target's policy); return the last attempt's record."""
-        attempt = 1
-        while True:
-            record = await self._attempt(target, data, scheduled_s, slot, attempt)
-            scheduled_s = record.scheduled_s
-            if record.error == "connect":  # the server is down: do not spin
-                await asyncio.sleep(CONNECT_PAUSE_S)
-            if not (should_retry(target.retry, record.outcome, attempt) and self.may_retry()):
-                return record
-            delay = backoff_s(target.retry, attempt, self.rng)
-            if delay > 0:
-                await asyncio.sleep(delay)
-            attempt += 1
+        return await retried(lambda attempt, at: self._attempt(target, data, at, slot, attempt), target.retry,
+                             self.may_retry, self.rng, scheduled_s)
 
     def send_blocking(self, slot: object, target: Target, data: bytes) -> Record | None:
         """From a worker thread: send on the worker's own stream, wait for the outcome (None once aborted)."""

@@ -17,10 +17,10 @@ from random import Random
 import httpx
 import numpy as np
 
+from loadgen.retry import CONNECT_PAUSE_S
 from loadgen.shapes import LengthSpec
 
 LENGTH_INPUT, TOKEN_OUTPUT = "LENGTH", "TOKEN"
-CONNECT_PAUSE_S = 0.1  # after a refused connection: do not spin while the server is down
 log = logging.getLogger(__name__)
 
 
