@@ -16,7 +16,7 @@ LAYERS = (
     ("app.config", "app.metrics"),
     ("app.figures", "app.knobs", "app.headless"),
     ("app.diagnosis", "app.experiments"),
-    ("app.diagnosis_window", "app.lab"),
+    ("app.diagnosis_window", "app.lab", "app.autopilot", "app.autopilot_rules"),
     ("app.scenarios", "app.lab_owner"),
     ("app.ui",),
     ("lab_pages", "streamlit_app"),
