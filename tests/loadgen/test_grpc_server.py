@@ -167,7 +167,9 @@ def test_a_stop_cancels_the_streams_in_flight(fanout, data, mode):
     outcomes = Counter(r.outcome.value for r in records)
     assert outcomes["cancelled"] >= 1 and set(outcomes) <= {"ok", "cancelled"}, (outcomes, failures(records))
     cut = [r for r in records if r.outcome is Outcome.CANCELLED]
-    assert all(r.responses < 60 for r in cut), Counter(r.responses for r in cut)
+    # cut short: fewer than its 60 responses — all but a stream whose last response beat the stop while its final
+    # flag did not (60 responses, still cancelled: seen once in a parallel CI run)
+    assert any(r.responses < 60 for r in cut) and all(r.responses <= 60 for r in cut), Counter(r.responses for r in cut)
 
 
 def test_one_closed_loop_drives_a_decoupled_and_a_plain_model_together(fanout, data):

@@ -83,6 +83,11 @@ def full_screenshot(page, name: str) -> None:
     page.set_viewport_size({"width": 1400, "height": 1000})
 
 
+# Traffic for tests that need data on the charts, not load: the form's default (8 in flight) keeps gpu_sim saturated
+# and cost the browser tests most of their CPU (test_screenshot_every_page: 118 s alone, 172-227 s beside others).
+LIGHT_RPS = 60
+
+
 def start_traffic(page) -> None:
     page.get_by_role("button", name="Start traffic").click()
     wait_until(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 30, "Stop traffic to be enabled")
@@ -151,6 +156,7 @@ def test_raising_the_delay_moves_the_live_histogram(dashboard, browser, triton, 
 def test_screenshot_every_page(dashboard, browser):
     with dynamic_batching_page(browser, dashboard) as page:
         links = nav_links(page)
+        open_loop(page, LIGHT_RPS)
         start_traffic(page)  # charts with data in every gpu_sim screenshot
         for title, url in links.items():
             page.goto(url)
@@ -170,6 +176,7 @@ def batch_total(page) -> int:
 def test_a_restart_keeps_the_history_and_resumes_the_traffic(embedded_dashboard, browser):
     with dynamic_batching_page(browser, embedded_dashboard) as page:
         links = nav_links(page)
+        open_loop(page, LIGHT_RPS)
         start_traffic(page)
         before = wait_until(lambda: (n := batch_total(page)) >= 200 and n, 90, "200 executions before the restart")
         open_page(page, links["Overview"], "Triton Batching Lab")
@@ -217,6 +224,7 @@ def test_demo_mode_shows_the_operators_live_lab_with_no_control(dashboard, brows
     try:
         open_page(operator, dashboard, "Triton Batching Lab")
         open_page(operator, nav_links(operator)["Dynamic batching"], "Dynamic batching")
+        open_loop(operator, LIGHT_RPS)
         start_traffic(operator)  # the operator's traffic, and its start marker
         demo.goto(f"{dashboard}/demo")
         demo.get_by_role("heading", name="Triton Batching Lab — live", level=1).wait_for(timeout=30_000)
@@ -256,6 +264,7 @@ TYPED = "**not bold** $5 vs $7 :red[plain] a:b [no link](http://127.0.0.1/)"
 def test_a_label_someone_typed_is_shown_as_typed(dashboard, browser):
     """Streamlit sets Markdown, LaTeX ($…$) and directives (:red[…]) in alerts and headings: a run's label is not."""
     with dynamic_batching_page(browser, dashboard) as page:
+        open_loop(page, LIGHT_RPS)
         start_traffic(page)
         running = page.locator('[data-testid="stAlert"]', has_text="Running against")
 

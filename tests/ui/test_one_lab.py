@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from app import lab_owner
 from app.paths import ROOT
 from tests.ui.apptest import RUN_TIMEOUT_S, ok, texts, wait_until
-from tests.ui.test_browser import nav_links, open_page, start_traffic, stop_traffic
+from tests.ui.test_browser import LIGHT_RPS, nav_links, open_loop, open_page, start_traffic, stop_traffic
 
 
 def test_a_cache_clear_keeps_the_one_lab(lab):
@@ -158,6 +158,7 @@ def test_a_demo_sessions_cache_clear_forks_no_lab_and_the_operator_can_still_sto
         open_page(operator, embedded_dashboard, "Triton Batching Lab")
         links = nav_links(operator)
         open_page(operator, links["Dynamic batching"], "Dynamic batching")
+        open_loop(operator, LIGHT_RPS)
         start_traffic(operator)
         before = lab_processes(dashboard)
         print("before the clear:", before)

@@ -98,9 +98,11 @@ def test_the_verdict_shows_within_seconds_of_the_end_with_no_reload(browser, tri
         try:
             page.goto(f"{url}/{PAGE[SHORTEST.page]}")
             panel = page.locator('[data-testid="stExpander"]').filter(has_text=SHORTEST.title)
-            panel.locator("summary").first.click()
+            # the page draws live charts every 2 s: beside another Chromium on 2 cores the expander took over 30 s
+            # to be stable enough to click (a CI run), so these wait longer than Playwright's default
+            panel.locator("summary").first.click(timeout=90_000)
             run = panel.get_by_role("button", name="Run", exact=True)
-            run.click()
+            run.click(timeout=90_000)
             wait_until(lambda: run.is_disabled(), 30, "Run to be disabled while the scenario runs")
             end = wait_until(lambda: ended(tmp_path / "state" / "experiments.sqlite"), 240, "the scenario to end")
             verdict = panel.get_by_text(re.compile(r"^Last run: the claim (held|did not hold)"))
