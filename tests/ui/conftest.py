@@ -104,13 +104,17 @@ def _streamlit(env: dict, base: Path, ready_s: float = 60.0, python: str | Path 
         log.close()
 
 
-@pytest.fixture(scope="session")
-def dashboard(triton, tmp_path_factory):
-    """The dashboard against the fixture server (remote mode); yield its URL."""
-    base = tmp_path_factory.mktemp("dashboard")
+def remote_dashboard(triton, base: Path):
+    """Run a dashboard against the fixture server (remote mode) with its own state in base; yield its URL."""
     env = {**os.environ, **app_environ(triton, base / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     env.pop("TBL_VIEWER", None)
     yield from _streamlit(env, base)
+
+
+@pytest.fixture(scope="session")
+def dashboard(triton, tmp_path_factory):
+    """The dashboard against the fixture server (remote mode); yield its URL."""
+    yield from remote_dashboard(triton, tmp_path_factory.mktemp("dashboard"))
 
 
 def _embedded_env(tmp_path: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ from app.experiments.store import DONE, Study
 from app.paths import ROOT
 from app.ui import presenter
 from tests.ui.apptest import ok, open_page, shown, wait_until
-from tests.ui.conftest import _streamlit, app_environ
+from tests.ui.conftest import remote_dashboard
 
 HOSTILE = "[x](http://example.invalid) <img src=http://example.invalid/a.png> **b** $x$ :red[y]"
 RAW = re.compile(r"\bNaN\b|\bNone\b|\bnull\b|\bundefined\b|\d\.\d{4,}|0\.000000")
@@ -173,12 +173,7 @@ def check_screen(page, name: str, height: int, data: bool) -> dict:
 @pytest.fixture(scope="module")
 def demo_dashboard(triton, tmp_path_factory):
     """A dashboard of its own (no traffic has run in it: the idle screen is idle) against the session server."""
-    import os  # noqa: PLC0415
-
-    base = tmp_path_factory.mktemp("demo-dashboard")
-    env = {**os.environ, **app_environ(triton, base / "state"), "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    env.pop("TBL_VIEWER", None)
-    yield from _streamlit(env, base)
+    yield from remote_dashboard(triton, tmp_path_factory.mktemp("demo-dashboard"))
 
 
 def _wait_drawn(page) -> None:
