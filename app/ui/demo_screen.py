@@ -60,7 +60,7 @@ def _build(lab, choice, now: float) -> Screen:
     said = None
     if f.tile.server.get("infer_count", 0) >= 10 or f.tile.samples() >= 10:  # a smoke request is not traffic
         try:
-            said = state_sentence(f.tile, diagnose_figures(f.tile, settings_of(lab.config.current(model))).symptoms)
+            said = state_sentence(diagnose_figures(f.tile, settings_of(lab.config.current(model))))
         except Exception:  # noqa: BLE001 - the sentence is a caption, never a broken screen
             log.debug("no state sentence for %s", model, exc_info=True)
     if said is None and not f.running and story is None:

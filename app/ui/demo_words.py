@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis import WAITING_SHARE, Symptoms, diagnose
+from app.diagnosis import WAITING_SHARE
+from app.diagnosis_window import Diagnosed
 from app.figures import Figures
 from app.knobs import summarize_change
 from app.metrics.catalog import MIN_SAMPLES, fmt, metric, presenter_label
@@ -95,12 +96,13 @@ def detail_tiles(figures: Figures) -> list[Tile]:
 
 
 # --- what the window says, by the diagnosis's one rule -------------------------------------------------------------
-def state_sentence(figures: Figures, window: Symptoms) -> Said | None:
+def state_sentence(seen: Diagnosed) -> Said | None:
     """Return one sentence on what the tiles' window shows (None with no answers in it): the diagnosis's most
     actionable finding in plain words, else where a request's time in the server goes."""
+    figures, window = seen.figures, seen.symptoms
     if not figures.get("infer_rps") and not figures.samples():
         return None
-    findings = {f.pattern: f for f in diagnose(window)}
+    findings = {f.pattern: f for f in seen.findings}
     hover = f"The lab's diagnosis of the {figures.describe()}: " + ("; ".join(
         f"{f.title} ({f.evidence})" for f in findings.values()) or "nothing to report") + "."
     failed, ended = figures.failures()

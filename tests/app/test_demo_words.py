@@ -13,7 +13,7 @@ from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.diagnosis import WAITING_SHARE
-from app.diagnosis_window import window_from
+from app.diagnosis_window import diagnose_figures
 from app.metrics.catalog import METRICS, presenter_label
 from app.traffic import TrafficForm, build_spec
 from app.ui import presenter
@@ -117,8 +117,8 @@ def test_every_number_said_in_words_is_a_tiles_from_the_same_window(gpu_sim_lab)
         f = frame(lab, "gpu_sim", 180, per_class=False, audience=True)
     finally:
         lab.stop_traffic()
-    window = window_from(f.tile, settings_of(lab.config.current("gpu_sim")))
-    said = [s for s in (state_sentence(f.tile, window), where_time_goes(f.tile)) if s is not None]
+    seen = diagnose_figures(f.tile, settings_of(lab.config.current("gpu_sim")))
+    said = [s for s in (state_sentence(seen), where_time_goes(f.tile)) if s is not None]
     shown = {t.label: t.value for t in tiles(f.tile) + detail_tiles(f.tile)}
     print("tiles:", shown)
     print("said:", [s.text for s in said])
