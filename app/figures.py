@@ -31,9 +31,9 @@ class Figures:
     @classmethod
     def from_dict(cls, data: dict | None, model: str = "") -> Figures:
         """Return the figures of a stored window ({'client', 'server', 't0', 't1'}; missing parts are empty)."""
-        data = data or {}
-        return cls(model, float(data.get("t0") or 0.0), float(data.get("t1") or 0.0), dict(data.get("server") or {}),
-                   dict(data.get("client") or {}))
+        data = data or {}  # the stored dicts are read, not copied: Point.get reads a point through this on every call
+        return cls(model, float(data.get("t0") or 0.0), float(data.get("t1") or 0.0), data.get("server") or {},
+                   data.get("client") or {})
 
     def get(self, key: str, cls: str = ALL):
         """Return a figure, None when not measured: a catalog figure from its side (client ones per class); any

@@ -174,6 +174,7 @@ GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_co
 # balanced by measured serial durations: test_browser and test_deep_links (~340 s) against the rest (~400 s).
 BROWSER_LANES = {"tests/ui/test_browser.py": "chromium-1", "tests/ui/test_deep_links.py": "chromium-1"}
 BROWSER_GROUP = "chromium-2"  # every other test that drives Chromium
+CHROMIUM = "chromium"  # what a module's tests share when one of them drives Chromium (not a lane's name)
 # Live tests (not in --quick): they use a fixture below, or their module starts a process of its own.
 LIVE_FIXTURES = {"triton", "dashboard", "embedded_dashboard", "numpy2_dashboard", "browser", "playwright_module",
                  "none_server", "poll_server", "explicit_server"}
@@ -271,7 +272,7 @@ def pytest_collection_modifyitems(config, items):
         if module not in starts:
             starts[module] = bool(STARTS_A_PROCESS.search(Path(str(item.fspath)).read_text(errors="replace")))
         if "playwright_module" in item.fixturenames:
-            modules.setdefault(module, set()).add(BROWSER_GROUP)
+            modules.setdefault(module, set()).add(CHROMIUM)
         elif _module_scoped(item):
             modules.setdefault(module, set()).add("module")
     for item in items:
@@ -282,7 +283,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
         shares = modules.get(module, set())
         group = next((name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
-                     _lane(item.nodeid) if BROWSER_GROUP in shares else module if shares else None)
+                     _lane(item.nodeid) if CHROMIUM in shares else module if shares else None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in GROUPS)
