@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.autopilot_rules import (ACT_SHARE, FLAP_DWELLS, RELAX_SHARE, RELAX_WINDOWS, RELAXING, REMOVE, Bounds,
                                  BoundsError, KnobState, Step, cannot_steer, end_words, hold_s, into_bounds, outrun,
@@ -118,8 +118,9 @@ class Autopilot:
         """Return every change it decided and its stop, in order (what a study saves)."""
         return tuple(self._log)
 
-    def decide(self, figures: Figures, settings: ModelSettings, now: float) -> Decision:
-        """Return the decision for one window of the model as it serves settings."""
+    def decide(self, figures: Figures, settings: ModelSettings, now: float, no_room: str = "") -> Decision:
+        """Return the decision for one window of the model as it serves settings. no_room: why one more instance
+        would not fit (the GPU panel's words; '' when it fits or nothing is known) — then none is added."""
         if self._stopped:
             return Decision(now, STOP, f"stopped: {self._stopped}", stop=self._stopped)
         state = KnobState.of(settings)
@@ -137,7 +138,7 @@ class Autopilot:
         waiting = self._not_judged(figures)
         if waiting:
             return Decision(now, WAIT, waiting, figures=numbers)
-        return self._judge(figures, symptoms, state, numbers, now)
+        return self._judge(figures, symptoms, state, numbers, now, no_room)
 
     def record(self, outcome: Outcome) -> None:
         """Take what the lab did with the last decision: an applied change starts the dwell; a refusal or a restart
@@ -163,17 +164,18 @@ class Autopilot:
             elif step.kind in RELAXING:
                 self._last_down = t
 
-    def _judge(self, figures: Figures, symptoms: Symptoms, state: KnobState, numbers: dict, now: float) -> Decision:
+    def _judge(self, figures: Figures, symptoms: Symptoms, state: KnobState, numbers: dict, now: float,
+               no_room: str = "") -> Decision:
         """Return the decision for a window fit to judge: a step, held by the pace rules or not, or a hold."""
         rising = self._rising(symptoms.waiting_share)
         p99 = figures.get("p99_ms")
         if p99 >= ACT_SHARE * self.bounds.sla_p99_ms:  # pressure holds step downs back like a step up does
             self._last_up = max(figures.t1, self._last_up or figures.t1)
-        served = figures.get("request_rps")  # requests, like the client's offered rate (infer_rps counts items)
+        served = served_rps(figures)
         if outrun(symptoms.offered_rps, served) > 1:
             self._note_saturated(state.instances, served)
         self._count_quiet(figures, p99)
-        step, why = self._step(figures, symptoms, state, rising)
+        step, why = self._step(figures, symptoms, state, rising, no_room)
         if step is None:
             return Decision(now, HOLD, why, figures=numbers)
         reason = f"{why}: {step.words}" if why else step.words
@@ -187,16 +189,22 @@ class Autopilot:
         self._log.append(decision)
         return decision
 
-    def _step(self, figures: Figures, symptoms: Symptoms, state: KnobState, rising: bool) -> tuple[Step | None, str]:
+    def _step(self, figures: Figures, symptoms: Symptoms, state: KnobState, rising: bool,
+              no_room: str = "") -> tuple[Step | None, str]:
         """Return the step the window calls for and the words for why (no step: why not)."""
         p99, sla = figures.get("p99_ms"), self.bounds.sla_p99_ms
-        served = figures.get("request_rps")  # requests, like the client's offered rate (infer_rps counts items)
+        served = served_rps(figures)
         bounded = into_bounds(state, self.bounds)
         if bounded is not None:
             return bounded, ""
         if p99 >= ACT_SHARE * sla:
             why = pressure_words(p99, symptoms, sla, rising)
-            step = tighten(state, symptoms, self.bounds, served)
+            # no room for one more instance (GPU memory): the count it has is the most it may have, this window
+            room = replace(self.bounds, max_instances=max(self.bounds.min_instances, state.instances)) \
+                if no_room and state.instances < self.bounds.max_instances else self.bounds
+            step = tighten(state, symptoms, room, served)
+            if step is None and room is not self.bounds:
+                return None, f"{why}: no instance added: {no_room}"
             return step, why if step else f"{why}: {end_words(state, self.bounds)}"
         if self._quiet >= RELAX_WINDOWS:
             step = relax(state, self.bounds, self._start_delay)
@@ -278,6 +286,14 @@ class Autopilot:
         decision = Decision(t, STOP, f"stopped: {why}", figures=numbers or {}, stop=why)
         self._log.append(decision)
         return decision
+
+
+def served_rps(figures: Figures) -> float | None:
+    """Return the requests/s served in the window: the clients' answered rate (it counts the same requests as their
+    offered rate, with no scrape lag: a window's last second is in), else the server's successes (requests, not
+    items: infer_rps counts a batch's items)."""
+    answered = figures.get("throughput_rps")
+    return answered if answered else figures.get("request_rps")
 
 
 def _after(state: KnobState, step: Step) -> KnobState:

@@ -215,7 +215,7 @@ class Lab:
         spec = self.load.spec
         figures = measure(self.metrics, self.load, model, t0, t1, include_held)
         if ALL in figures.client and model in load_targets(spec):  # what the current run asks to send
-            row = {**figures.client[ALL], "target_rps": target_rate(spec)}
+            row = {**figures.client[ALL], "target_rps": target_rate(spec, (t0, t1), self.load.last_started_at)}
             figures = replace(figures, client={**figures.client, ALL: row})  # a new value: Figures stays frozen
         return figures
 

@@ -1,7 +1,8 @@
 """Traffic presets of the pages: a small form turned into a loadgen LoadSpec."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+import time
 from pathlib import Path
 
 from google.protobuf import json_format
@@ -12,13 +13,20 @@ from loadgen.limits import LIMITS as LOAD_LIMITS, Limit, check_request_bytes
 from loadgen.inputs import plan_inputs, sent_shape
 from loadgen.metadata import ModelInfo, info_from_config
 from loadgen.shapes import LengthSpec
-from loadgen.spec import ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
+from loadgen.rate_trace import RateTrace, TraceError
+from loadgen.rate_trace_files import write_rate_csv
+from loadgen.rate_trace_load import scale_for, trace_load, trace_of
+from loadgen.rate_trace_prometheus import fetch_rate_trace
+from loadgen.rate_trace_window import asked_rate, is_rate_trace, trace_text
+from loadgen.spec import (ArrivalKind, ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec,
+                          TrafficClass)
 from loadgen.spec_limits import arrays_bytes, request_bytes
 from loadgen.behind import behind, behind_text
 from loadgen.stats import ALL
 
 MIXES = ("one class", "interactive + batch")
-ARRIVALS = ("poisson", "constant", "bursty", "mmpp", "ramp")
+ARRIVALS = ("poisson", "constant", "bursty", "mmpp", "ramp", "rate_trace")
+TRACE_PROCESSES = ("poisson", "constant")  # arrivals inside each step of a rate trace
 RETRIES = ("none", "immediate", "backoff")
 
 
@@ -42,6 +50,11 @@ class TrafficForm:
     shapes: tuple[tuple[str, str], ...] = ()  # (input, dims as typed: "16", "3,224,224") for inputs served with a -1
     send: tuple[str, ...] = ()  # optional inputs to send (the others are left out)
     data: str = ""  # real inputs: a perf_analyzer JSON file or a folder of .npy files; empty: random values
+    trace: str = "flash_crowd"  # rate_trace: a shipped trace's name or a rate file's path
+    compress: float = 6.0  # rate_trace: recorded seconds per played second
+    scale: float = 1.0  # rate_trace: rate multiplier; the rate is then the played mean (trace mean × scale)
+    trace_class: str = ""  # rate_trace: play one recorded class's rates (empty: the total)
+    trace_process: str = "poisson"  # rate_trace: arrivals inside each step, poisson or constant
 
 
 # The form's fields: their bounds in the one table of load bounds (loadgen.limits), with the form's floors (the least
@@ -62,12 +75,65 @@ def problems(form: TrafficForm, config: ModelConfig | None = None) -> list[str]:
     """Return what is wrong with a form, one sentence per field (empty when it can start); with the model's served
     config, its inputs' shapes too."""
     out = _input_problems(form, config) if not form.sequences else []
-    out += [wrong for name, limit in LIMITS.items() if (wrong := limit.problem(getattr(form, name))) is not None]
+    traced = plays_trace(form)
+    skip = ("rate", "duration_s") if traced else ()  # a trace sets both: its played mean and its played span
+    out += [wrong for name, limit in LIMITS.items()
+            if name not in skip and (wrong := limit.problem(getattr(form, name))) is not None]
     if form.mode not in ("closed", "open"):
         out.append(f"load mode must be closed or open, not {form.mode!r}")
     if form.arrival not in ARRIVALS:
         out.append(f"arrivals must be one of {', '.join(ARRIVALS)}")
+    if traced:
+        wrong = trace_problem(form)
+        out += [wrong] if wrong else []
     return out
+
+
+def plays_trace(form: TrafficForm) -> bool:
+    """Return True when the form plays a rate trace (open loop, arrivals 'rate_trace', no sequences)."""
+    return form.arrival == "rate_trace" and form.mode == "open" and not form.sequences
+
+
+def trace_arrival(form: TrafficForm) -> ArrivalSpec:
+    """Return the rate_trace arrival of a form (ValueError when its fields cannot make one)."""
+    if not form.trace.strip():
+        raise TraceError("rate trace: choose a shipped trace, give the path of a rate file, or import one from "
+                         "Prometheus")
+    if form.trace_process not in TRACE_PROCESSES:
+        raise TraceError(f"arrivals inside each step must be {' or '.join(TRACE_PROCESSES)}, not "
+                         f"{form.trace_process!r}")
+    return ArrivalSpec(kind=ArrivalKind.RATE_TRACE, rate_trace=form.trace.strip(), compress=form.compress,
+                       process=form.trace_process, trace_class=form.trace_class or None)
+
+
+def trace_problem(form: TrafficForm) -> str | None:
+    """Return what is wrong with a form's trace (unreadable, unknown class, compress or scale out of bounds)."""
+    try:
+        arrival = trace_arrival(form)
+        trace_text(arrival, trace_of(arrival).mean * form.scale)  # reads, and checks the playback
+    except (TraceError, ValueError, ZeroDivisionError) as exc:
+        return str(exc)
+    return None
+
+
+def with_trace_rate(form: TrafficForm) -> TrafficForm:
+    """Return the form with its rate = the trace's played mean (trace mean × scale); unchanged when the trace
+    cannot be read (problems() says why)."""
+    if not plays_trace(form):
+        return form
+    try:
+        return replace(form, rate=round(trace_of(trace_arrival(form)).mean * form.scale, 6))
+    except (TraceError, ValueError):
+        return form
+
+
+def form_trace_text(form: TrafficForm) -> str:
+    """Return the form's trace in words (description, played span, mean and peak), or what is wrong with it."""
+    try:
+        arrival = trace_arrival(form)
+        return trace_text(arrival, trace_of(arrival).mean * form.scale)
+    except (TraceError, ValueError) as exc:
+        return str(exc)
 
 
 def served(config: ModelConfig) -> ModelInfo:
@@ -128,6 +194,28 @@ def _input_problems(form: TrafficForm, config: ModelConfig | None) -> list[str]:
     return out
 
 
+def import_prometheus(url: str, query: str, start, end, step, folder: Path, client=None,
+                      now: float | None = None) -> tuple[Path, RateTrace]:
+    """Read a range query's history from Prometheus (start/end: unix s or ISO-8601; step: s or '1m') and save it
+    as a rate CSV in folder, which a load names by path; return (the path, the trace). TraceError: what is wrong."""
+    if client is None:
+        import httpx  # noqa: PLC0415 - only an import asks Prometheus
+
+        with httpx.Client() as own:
+            trace = fetch_rate_trace(url, query, start, end, step, own)
+    else:
+        trace = fetch_rate_trace(url, query, start, end, step, client)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
+    path = folder / f"prometheus-{stamp}.csv"
+    n = 1
+    while path.exists():  # two imports in one second keep both
+        n += 1
+        path = folder / f"prometheus-{stamp}-{n}.csv"
+    write_rate_csv(trace, path)
+    return path, trace
+
+
 def form_from_spec(spec: LoadSpec, fallback: TrafficForm) -> TrafficForm:
     """Return the form that describes a running spec (what the panel starts from while traffic runs)."""
     if spec.sequences:
@@ -139,6 +227,7 @@ def form_from_spec(spec: LoadSpec, fallback: TrafficForm) -> TrafficForm:
     names = tuple(c.name for c in spec.classes)
     mix = MIXES[1] if names == ("interactive", "batch") else MIXES[0]
     arrival = spec.arrival.kind.value if spec.arrival.kind.value in ARRIVALS else fallback.arrival
+    trace = _trace_fields(spec, fallback) if spec.mode is Mode.OPEN and is_rate_trace(spec.arrival) else {}
     return TrafficForm(
         model=spec.model, mode=spec.mode.value, concurrency=spec.concurrency, rate=spec.rate, arrival=arrival,
         duration_s=spec.duration_s or fallback.duration_s, mix=mix,
@@ -146,8 +235,19 @@ def form_from_spec(spec: LoadSpec, fallback: TrafficForm) -> TrafficForm:
         retry=first.retry.kind.value if first.retry.kind.value in RETRIES else "none",
         timeout_ms=first.timeout_ms or fallback.timeout_ms, sla_ms=first.sla_ms,
         shapes=tuple((i.name, ",".join(map(str, i.dims))) for i in first.inputs if i.dims is not None),
-        send=tuple(i.name for i in first.inputs if i.send), data=first.data or "",
+        send=tuple(i.name for i in first.inputs if i.send), data=first.data or "", **trace,
     )
+
+
+def _trace_fields(spec: LoadSpec, fallback: TrafficForm) -> dict:
+    """Return a running trace's form fields: the scale that plays its mean at the spec's rate."""
+    a = spec.arrival
+    try:
+        scale = round(scale_for(trace_of(a), spec.rate), 6)
+    except (TraceError, ValueError, ZeroDivisionError):
+        scale = fallback.scale
+    return {"trace": a.rate_trace or "", "compress": a.compress, "scale": scale, "trace_class": a.trace_class or "",
+            "trace_process": a.process}
 
 
 def build_spec(form: TrafficForm, config: ModelConfig | None = None) -> LoadSpec:
@@ -177,6 +277,10 @@ def build_spec(form: TrafficForm, config: ModelConfig | None = None) -> LoadSpec
         )
     else:
         classes = (TrafficClass(name="default", timeout_ms=form.timeout_ms, sla_ms=form.sla_ms, retry=retry, **inputs),)
+    if plays_trace(form):  # open loop at the played mean, for the played span
+        a = trace_arrival(form)
+        base = LoadSpec(mode=Mode.OPEN, concurrency=form.concurrency, model=form.model, classes=classes)
+        return trace_load(base, a.rate_trace, a.compress, form.scale, a.process, a.trace_class)
     return LoadSpec(mode=Mode(form.mode), concurrency=form.concurrency, rate=form.rate,
                     arrival=ArrivalSpec(kind=form.arrival), duration_s=form.duration_s, model=form.model, classes=classes)
 
@@ -186,36 +290,58 @@ def load_targets(spec: LoadSpec | None) -> set[str]:
     return set(spec.targets()) if spec is not None else set()
 
 
-def target_rate(spec: LoadSpec | None) -> float | None:
-    """Return the open-loop arrival rate a spec asks for (shared stream plus classes' own), None in closed loop."""
+Window = tuple[float, float]  # [t0, t1) in epoch seconds
+
+
+def target_rate(spec: LoadSpec | None, window: Window | None = None, started_at: float | None = None) -> float | None:
+    """Return the open-loop arrival rate a spec asks for (shared stream plus classes' own), None in closed loop.
+    A rate trace asks what it played over window (epoch s) from the run's start (started_at), not its mean; without
+    them, its played mean."""
     if spec is None:
         return None
-    own = sum(c.rate for c in spec.classes if c.rate)
+    own = sum(_stream_rate(c.arrival, c.rate, window, started_at) for c in spec.classes if c.rate)
     if spec.mode is Mode.OPEN:
-        return spec.rate + own
+        return _stream_rate(spec.arrival, spec.rate, window, started_at) + own
     return own or None
 
 
-def class_targets(spec: LoadSpec) -> dict[str, float | None]:
-    """Return each class's target rate (open loop: its share of the shared stream, or its own rate)."""
+def class_targets(spec: LoadSpec, window: Window | None = None,
+                  started_at: float | None = None) -> dict[str, float | None]:
+    """Return each class's target rate (open loop: its share of the shared stream, or its own rate); a rate trace's
+    stream asks what it played over window from started_at (see target_rate)."""
     shared = [c for c in spec.classes if not c.rate]
     total_share = sum(c.share for c in shared) or 1.0
+    stream = _stream_rate(spec.arrival, spec.rate, window, started_at) if spec.mode is Mode.OPEN else None
     out: dict[str, float | None] = {}
     for c in spec.classes:
         if c.rate:
-            out[c.name] = c.rate
-        elif spec.mode is Mode.OPEN:
-            out[c.name] = spec.rate * c.share / total_share
+            out[c.name] = _stream_rate(c.arrival, c.rate, window, started_at)
+        elif stream is not None:
+            out[c.name] = stream * c.share / total_share
         else:
             out[c.name] = None
     return out
 
 
-def keep_up_warning(spec: LoadSpec | None, window: dict, min_seconds: float = 5.0) -> str | None:
-    """Return a warning when an open-loop run falls behind its schedule, from a window of client rows."""
+def _stream_rate(arrival: ArrivalSpec | None, rate: float, window: Window | None, started_at: float | None) -> float:
+    """Return what one stream asks: its rate, or a trace's played rate over the window (0 outside the playback)."""
+    if not is_rate_trace(arrival) or window is None or started_at is None:
+        return rate
+    try:
+        asked = asked_rate(arrival, rate, started_at, *window)
+    except (TraceError, ValueError):  # the file went away: judge by the mean the run was started with
+        return rate
+    return asked or 0.0
+
+
+def keep_up_warning(spec: LoadSpec | None, window: dict, min_seconds: float = 5.0,
+                    started_at: float | None = None) -> str | None:
+    """Return a warning when an open-loop run falls behind its schedule, from a window of client rows (their `span`
+    and the run's started_at: a rate trace is judged on what it asked in that span)."""
     row = window.get(ALL) or {}
     seconds = row.get("seconds") or 0
-    if not target_rate(spec) or seconds < min_seconds:
+    span = row.get("span")
+    if not target_rate(spec, tuple(span) if span else None, started_at) or seconds < min_seconds:
         return None
     share = behind(row)
     return None if share is None else behind_text(share, f"over the last {seconds:.0f} s")

@@ -4,4 +4,4 @@ from app.ui import concepts, knob_widgets
 from app.ui.page import concept_page
 
 concept_page("dynamic", "Dynamic batching", concepts.DYNAMIC, "gpu_sim", knob_widgets.dynamic,
-             TrafficForm(model="gpu_sim", concurrency=16))
+             TrafficForm(model="gpu_sim", concurrency=16), autopilot=True)

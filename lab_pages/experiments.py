@@ -4,6 +4,8 @@ import streamlit as st
 from app.ui.experiments import ab_form, ab_results, job_panel, saved_runs, sweep_form, sweep_results
 from app.ui.access import can_operate
 from app.ui.layout import lab_or_stop
+from app.ui.autopilot_runs import autopilot_runs
+from app.ui.trace_sweep import trace_sweep_form, trace_sweep_results
 
 lab = lab_or_stop()
 st.title("Experiments")
@@ -11,20 +13,30 @@ st.markdown(
     "**Sweep** configurations × load on the live server (hot reloads, no restarts) and get the SLA operating "
     "point: the highest goodput whose client p99 stays inside the budget. **Compare** two or three configurations "
     "under identical, seeded traffic in repeated, interleaved trials: every difference comes with an interval, the "
-    "verdict's figures held at 95 % together, and the verdict says so when there is no clear difference. Reports "
-    "open in any browser without a server.")
+    "verdict's figures held at 95 % together, and the verdict says so when there is no clear difference. **Judge on "
+    "a trace**: play your traffic's shape (a shipped trace or your rate file, compressed and scaled) on each "
+    "configuration and get the fewest instances that hold the SLA through it. Reports open in any browser without a "
+    "server.")
 job_panel(lab)
 models = [m.name for m in lab.status().models if m.state == "READY"] or ["gpu_sim"]
-sweep_tab, ab_tab, runs_tab = st.tabs(["Sweep", "A/B comparison", "Saved runs"])
+sweep_tab, trace_tab, ab_tab, pilot_tab, runs_tab = st.tabs(["Sweep", "Judged on a trace", "A/B comparison",
+                                                              "Autopilot runs", "Saved runs"])
 with sweep_tab:
     if can_operate():
         with st.expander("New sweep", expanded=not lab.experiments.studies(kind="sweep")):
             sweep_form(lab, models)
     sweep_results(lab)
+with trace_tab:
+    if can_operate():
+        with st.expander("New trace-judged sweep", expanded=not lab.experiments.studies(kind="trace_sweep")):
+            trace_sweep_form(lab, models)
+    trace_sweep_results(lab)
 with ab_tab:
     if can_operate():
         with st.expander("New comparison", expanded=not lab.experiments.studies(kind="ab")):
             ab_form(lab, models)
     ab_results(lab)
+with pilot_tab:
+    autopilot_runs(lab)
 with runs_tab:
     saved_runs(lab)

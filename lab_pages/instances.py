@@ -5,4 +5,4 @@ from app.ui.gpu import gpu_panel
 from app.ui.page import concept_page
 
 concept_page("instances", "Instances (instance_group)", concepts.INSTANCES, "gpu_sim", knob_widgets.instances,
-             TrafficForm(model="gpu_sim", concurrency=16), panel=gpu_panel)
+             TrafficForm(model="gpu_sim", concurrency=16), panel=gpu_panel, autopilot=True)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from loadgen.limits import LIMITS
+from loadgen.rate_trace_load import trace_load, trace_of
 from loadgen.report import format_summary, json_summary
 from loadgen.run import LoadRun
 from loadgen.shapes import ShapeSpec
@@ -34,7 +35,9 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument("--rate", type=float, help="open loop: requests per second")
     run.add_argument("--arrival", choices=[k.value for k in ArrivalKind], help="open-loop arrival process")
     run.add_argument("-p", "--arrival-param", action="append", default=[], metavar="KEY=VALUE",
-                     help="arrival parameter, e.g. on_s=0.5, trace=FILE, steps=10:1,10:3")
+                     help="arrival parameter, e.g. on_s=0.5, trace=FILE, steps=10:1,10:3; rate_trace: "
+                          "rate_trace=flash_crowd|diurnal|FILE, compress=60, scale=0.5, trace_class=NAME (the trace "
+                          "plays once: --rate is its played mean, --duration cuts it short)")
     run.add_argument("--duration", type=float, help="seconds to run")
     run.add_argument("--max-requests", type=int, help="stop after this many requests")
     run.add_argument("--warmup", type=float, help="seconds left out of the summary")
@@ -81,10 +84,13 @@ def spec_from_args(args: argparse.Namespace) -> LoadSpec:
         top.update(mode=Mode.CLOSED, concurrency=args.concurrency)
     if args.rate is not None:
         top.update(mode=Mode.OPEN, rate=args.rate)
+    scale = None
     if args.arrival or args.arrival_param:
         params = dict(_pair(p) for p in args.arrival_param)
         if "steps" in params:
             params["steps"] = [s.split(":") for s in params["steps"].split(",")]
+        if "scale" in params:  # not an ArrivalSpec field: a rate trace's rate multiplier (the played mean's factor)
+            scale = build(float, params.pop("scale"), "--arrival-param scale")
         base = {**spec_to_kwargs(spec.arrival), **({"kind": args.arrival} if args.arrival else {}), **params}
         top["arrival"] = build(ArrivalSpec, base, "--arrival-param")
     for name, value in (("duration_s", args.duration), ("max_requests", args.max_requests), ("warmup_s", args.warmup),
@@ -93,7 +99,25 @@ def spec_from_args(args: argparse.Namespace) -> LoadSpec:
             top[name] = value
     if not args.spec:
         top["classes"] = (_class_from_args(args),)
-    return dataclasses.replace(spec, **top) if top else spec
+    spec = dataclasses.replace(spec, **top) if top else spec
+    return _trace_run(spec, args, scale) if spec.arrival.kind is ArrivalKind.RATE_TRACE else spec
+
+
+def _trace_run(spec: LoadSpec, args: argparse.Namespace, scale: float | None) -> LoadSpec:
+    """Return a rate_trace spec as a run that plays its trace once: open loop, the played span unless --duration
+    cuts it short, the rate from --rate (the played mean; else a --spec file's rate) or from scale (default 1: the
+    trace as recorded)."""
+    if scale is not None and args.rate is not None:
+        raise ValueError("give --rate (the played mean rate) or -p scale= (the rate multiplier) for a rate trace, "
+                         "not both")
+    arrival = spec.arrival
+    if scale is None:
+        rate = args.rate if args.rate is not None else (spec.rate if args.spec else None)
+        scale = rate / trace_of(arrival).mean if rate is not None else 1.0
+    played = trace_load(spec, arrival.rate_trace, arrival.compress, scale, arrival.process, arrival.trace_class)
+    bounds = {"duration_s": args.duration if args.duration is not None else played.duration_s,
+              "max_requests": args.max_requests}
+    return dataclasses.replace(played, **bounds)
 
 
 def spec_to_kwargs(obj) -> dict:

@@ -67,6 +67,13 @@ class LoadController:
         run = self._run
         return run.t0_epoch if run is not None and self.running else None
 
+    @property
+    def last_started_at(self) -> float | None:
+        """Return the wall-clock start (epoch s) of the current or last run (None before the first sends): where a
+        trace's played time began, even once it has ended."""
+        run = self._run
+        return run.t0_epoch if run is not None else None
+
     def start(self, spec: LoadSpec) -> None:
         """Start a run in the background and return at once; raise RuntimeError if one is going."""
         with self._lock:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from random import Random
 
 from loadgen import arrivals
+from loadgen.rate_trace_load import trace_gaps
 from loadgen.spec import ArrivalKind, ArrivalSpec
 from loadgen.trace import mean_rate, read_trace
 
@@ -28,6 +29,8 @@ def arrival_gaps(spec: ArrivalSpec, rate: float, rng: Random, start_s: float = 0
             return arrivals.ramp(rate, spec.ramp_s, spec.start_fraction, inner, start_s)
         case ArrivalKind.STEP:
             return arrivals.steps(rate, spec.steps, inner, start_s)
+        case ArrivalKind.RATE_TRACE:
+            return trace_gaps(spec, rate, rng, start_s)
     gaps = trace if trace is not None else read_trace(spec.trace, spec.trace_format)
     return arrivals.replay(gaps, spec.speed, spec.loop, start_s * spec.speed)
 

@@ -27,6 +27,7 @@ class ArrivalKind(StrEnum):
     RAMP = "ramp"
     STEP = "step"
     TRACE = "trace"
+    RATE_TRACE = "rate_trace"
 
 
 class RetryKind(StrEnum):
@@ -62,6 +63,9 @@ class ArrivalSpec:
     trace_format: str = "intervals_us"  # see loadgen.trace.FORMATS
     speed: float = 1.0  # trace: playback speed
     loop: bool = True  # trace: start again at the end
+    rate_trace: str | None = None  # rate_trace: a shipped trace's name (diurnal, flash_crowd) or a rate file's path
+    compress: float = 1.0  # rate_trace: recorded seconds per played second (144: a day in 10 minutes)
+    trace_class: str | None = None  # rate_trace: play this class's recorded rates instead of the total
 
     def __post_init__(self):
         _coerce(self, "kind", ArrivalKind)
@@ -70,6 +74,9 @@ class ArrivalSpec:
         object.__setattr__(self, "steps", tuple(tuple(map(float, s)) for s in self.steps))
         if self.kind is ArrivalKind.TRACE and not self.trace:
             raise ValueError("a trace arrival needs trace: the path of a trace file")
+        if self.kind is ArrivalKind.RATE_TRACE and not self.rate_trace:
+            raise ValueError("a rate_trace arrival needs rate_trace: a shipped trace's name (diurnal, flash_crowd) "
+                             "or the path of a rate file (CSV t,rate; JSON; perf_analyzer intervals)")
 
 
 @dataclass(frozen=True)

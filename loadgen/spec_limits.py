@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from loadgen.limits import LIMITS, check, check_leaves
+from loadgen.rate_trace_source import trace_of
 
 
 def check_spec(spec) -> None:
@@ -41,6 +42,9 @@ def peak_rate(arrival, rate: float) -> float:
         return rate * max(1.0, arrival.start_fraction)
     if kind == "step":
         return rate * max(level for _, level in arrival.steps)
+    if kind == "rate_trace":  # the trace's peak at the scale that plays its mean at rate
+        trace = trace_of(arrival)
+        return rate * trace.peak / trace.mean if trace.mean > 0 else rate
     return rate
 
 
@@ -52,6 +56,7 @@ def _arrival(arrival, rate: float | None, where: str) -> None:
     for name in ("ratio", "start_fraction"):
         check("arrival_factor", getattr(arrival, name), f"{where}.{name}")
     check("trace_speed", arrival.speed, f"{where}.speed")
+    check("trace_speed", arrival.compress, f"{where}.compress")
     check("arrival_steps", len(arrival.steps), f"{where}.steps (how many)")
     for i, (seconds, level) in enumerate(arrival.steps):
         check("pause_s", seconds, f"{where}.steps[{i}] seconds")

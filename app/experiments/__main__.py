@@ -1,11 +1,13 @@
-"""Headless studies: python -m app.experiments sweep ... | ab ... [--json OUT] [--report OUT.html].
+"""Headless studies: python -m app.experiments sweep ... | ab ... | trace-sweep ... [--json OUT] [--report OUT.html];
+and the autopilot: python -m app.experiments autopilot ... (its exit codes: app.autopilot_cli).
 
 Runs on the embedded server (started here on a temporary copy of --model-repository, default the lab's
 model_repository/, so the folder's configs stay as they are) or on TRITON_URL's server (with TRITON_GRPC_URL,
 TRITON_CONTROL_KEY, TRITON_MODEL_REPOSITORY as the dashboard takes them). Exits 0 when the study is done (a sweep
-found an operating point; an A/B found a clear difference, or none was required), 1 when no configuration met the
-budget (or no clear difference where --require-difference asked for one), 2 when it failed: refused, interrupted,
-cancelled (Ctrl-C: the starting config serves again first) or bad arguments — the message on stderr.
+found an operating point; an A/B found a clear difference, or none was required; a trace-judged sweep found a
+configuration that holds the SLA through the trace), 1 when no configuration met the budget (or no clear difference
+where --require-difference asked for one; or none held the SLA through the trace), 2 when it failed: refused,
+interrupted, cancelled (Ctrl-C: the starting config serves again first) or bad arguments — the message on stderr.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
         ab.add_argument(f"--{letter}", required=letter in "ab", metavar="ARM",
                         help="knob assignments over the serving config ('delay_us=5000 instances=2', 'serving'), "
                              "or @FILE: a config.pbtxt" + (" (the baseline)" if letter == "a" else ""))
-    level = ab.add_mutually_exclusive_group(required=True)
+    level = ab.add_mutually_exclusive_group()
     level.add_argument("--rate", type=float, help="open loop: requests/s")
     level.add_argument("--concurrency", type=int, help="closed loop: requests in flight")
     ab.add_argument("--sla-ms", type=float, default=50.0, help="the SLA goodput counts against (ms, default 50)")
@@ -78,7 +80,31 @@ def parser() -> argparse.ArgumentParser:
     ab.add_argument("--min-effect", type=float, default=0.03, help="smallest difference called (default 0.03)")
     ab.add_argument("--require-difference", action="store_true",
                     help="exit 1 unless some arm differs clearly from A on goodput, p99 or throughput")
+    _trace_args(ab, required=False, what="instead of --rate/--concurrency: each trial plays this trace once")
+    trace = sub.add_parser("trace-sweep", parents=[common],
+                           help="play a request-rate trace on each configuration; recommend the cheapest that holds")
+    _trace_args(trace, required=True, what="the trace every configuration plays once")
+    trace.add_argument("--sla-ms", type=float, required=True, help="the p99 SLA (client side, ms)")
+    trace.add_argument("--instances", type=_numbers(int), default=(), help="instance counts, e.g. 1,2,3")
+    trace.add_argument("--delays", type=_numbers(int), default=(), help="max_queue_delay values (µs), e.g. 0,500")
+    trace.add_argument("--include-default", action="store_true", help="also play the config serving at the start")
+    from app.autopilot_cli import add_arguments  # noqa: PLC0415 - the autopilot's own arguments, beside the studies
+
+    add_arguments(sub, common, _numbers)
     return top
+
+
+def _trace_args(sub, required: bool, what: str) -> None:
+    """Add the trace's arguments: which trace, compress, scale, arrivals inside a step."""
+    sub.add_argument("--trace", required=required, help=f"{what}: diurnal, flash_crowd or a rate file (CSV t,rate; "
+                     "JSON; perf_analyzer intervals)")
+    sub.add_argument("--compress", type=float, default=1.0, help="recorded seconds per played second (default 1)")
+    sub.add_argument("--scale", type=float, default=1.0, help="rate multiplier (default 1)")
+    sub.add_argument("--process", choices=("poisson", "constant"), default="poisson",
+                     help="arrivals inside a step (default poisson)")
+    sub.add_argument("--tolerance", type=float, default=0.01,
+                     help="share of the played seconds a configuration may spend over the SLA and still hold it "
+                          "(default 0.01)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "sweep":
             return _sweep(args)
+        if args.command == "trace-sweep":
+            return _trace_sweep(args)
+        if args.command == "autopilot":
+            from app.autopilot_cli import run  # noqa: PLC0415
+
+            return run(args)
         return _ab(args)
     except KeyboardInterrupt:  # before the study began (starting the server): nothing to restore
         print("error: interrupted", file=sys.stderr)
@@ -131,6 +163,26 @@ def _sweep_html(record) -> str:
     return sweep_report(record.study, record.points, record.space)
 
 
+# --- trace-judged sweep ---------------------------------------------------------------------------------------------
+def _trace_sweep(args) -> int:
+    from app.experiments.trace_output import trace_sweep_html, trace_sweep_summary  # noqa: PLC0415
+    from app.experiments.trace_play import TraceLoad  # noqa: PLC0415
+    from app.experiments.trace_sweep import TraceSweepPlan, run_trace_sweep  # noqa: PLC0415
+
+    load = TraceLoad(args.trace, args.compress, args.scale, args.process)
+    plan = TraceSweepPlan(args.model, load, args.sla_ms, args.instances, args.delays, args.include_default, args.seed,
+                          args.tolerance)  # the trace and the grid are checked before any server starts
+    with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
+        print(f"trace-judged sweep of {args.model} on {where}: {len(plan.space().choices())} configurations, each "
+              f"playing {load.describe()} once ({plan.spec().duration_s:,.1f} s), SLA p99 {args.sla_ms:g} ms",
+              flush=True)
+        result = run_trace_sweep(lab, plan, label=args.label, progress=printer(), cancel=cancel)
+    held = result.verdict is not None and bool(result.verdict.holds)
+    code = FAILED if result.status != "done" else (DONE_OK if held else NOT_MET)
+    data, lines = trace_sweep_summary(result, where, code)
+    return _finish(code, lines, data, args, lambda: trace_sweep_html(result))
+
+
 # --- A/B -------------------------------------------------------------------------------------------------------------
 def _ab(args) -> int:
     from app.experiments.ab import ABPlan, Arm, run_ab  # noqa: PLC0415
@@ -139,10 +191,12 @@ def _ab(args) -> int:
              if getattr(args, letter) is not None]
     spec = _ab_spec(args)
     placeholder = tuple(Arm(letter, f'name: "{args.model}"') for letter, _, _ in typed)
-    ABPlan(args.model, placeholder, spec, args.trials, args.trial_s, args.warmup_s, args.min_effect)  # bounds first
+    ABPlan(args.model, placeholder, spec, args.trials, args.trial_s, args.warmup_s, args.min_effect,
+           tolerance=args.tolerance)  # bounds first
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
         arms, defined = _define_arms(lab, args.model, typed)
-        plan = ABPlan(args.model, arms, spec, args.trials, args.trial_s, args.warmup_s, args.min_effect)
+        plan = ABPlan(args.model, arms, spec, args.trials, args.trial_s, args.warmup_s, args.min_effect,
+                      tolerance=args.tolerance)
         for (letter, _, _), arm in zip(typed, defined):
             print(f"{letter}: {arm.name}", flush=True)
         print(f"A/B of {args.model} on {where}: {len(arms)} configurations × {plan.trials} trials of "
@@ -183,11 +237,19 @@ def _ab_spec(args) -> dict:
     from loadgen.specfile import spec_to_dict  # noqa: PLC0415
 
     classes = (TrafficClass(sla_ms=args.sla_ms),)
-    if args.rate is not None:
+    if args.trace is not None:
+        from app.experiments.trace_play import TraceLoad  # noqa: PLC0415
+
+        if args.rate is not None or args.concurrency is not None:
+            raise ValueError("--trace plays the trace's own rates: leave out --rate and --concurrency")
+        spec = TraceLoad(args.trace, args.compress, args.scale, args.process).spec(args.model, args.sla_ms, args.seed)
+    elif args.rate is not None:
         spec = LoadSpec(mode=Mode.OPEN, rate=args.rate, model=args.model, seed=args.seed, classes=classes)
-    else:
+    elif args.concurrency is not None:
         spec = LoadSpec(mode=Mode.CLOSED, concurrency=args.concurrency, model=args.model, seed=args.seed,
                         classes=classes)
+    else:
+        raise ValueError("give the comparison's traffic: --rate, --concurrency or --trace")
     return spec_to_dict(spec)
 
 

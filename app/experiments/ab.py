@@ -12,6 +12,11 @@ Every other figure keeps its own 95 % interval and is reported as a lead. Arms a
 they change from the baseline ("B (delay 0 → 5 ms)"); the verdict says every clear difference first, in a plain
 sentence each (ab_words), the same words on the page and in the report.
 Every trial is stored as it ends: a stopped comparison resumes without running a finished trial again.
+
+Traffic that plays a request-rate trace (loadgen.rate_trace_load) makes each trial one playback of the whole trace
+per arm (trial_s: the played span, no warm-up; trace_play), scored as a trace-judged sweep scores it (trace_judge);
+the recommendation is then the trace's verdict over each arm's pooled scores — the lowest instance count that holds
+the SLA through the trace, else the best goodput — and the paired intervals stay beside it.
 """
 from __future__ import annotations
 
@@ -31,9 +36,13 @@ from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDri
 from app.experiments.environment import environment
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, RUNNING, Experiment, Study, owner_tag
+from app.experiments.study_lab import StudyLab
+from app.experiments.trace_judge import TOLERANCE, TraceScore, TraceVerdict, allowed_over, judge, pooled
+from app.experiments.trace_play import play, score_of, served_instances
 from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
 from loadgen.behind import behind_in, fell_behind
 from loadgen.limits import check, check_finite
+from loadgen.rate_trace_load import is_trace, played_s
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
@@ -62,15 +71,20 @@ class ABPlan:
     trial_s: float = 5.0
     warmup_s: float = 1.0
     min_effect: float = 0.03
+    tolerance: float = TOLERANCE  # on a trace: the share of played seconds over the SLA that still holds it
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arms", tuple(a if isinstance(a, Arm) else Arm(**a) for a in self.arms))
+        if self.trace:  # a trial plays the whole trace once: what it measures is the played span, from its start
+            object.__setattr__(self, "trial_s", round(played_s(spec_from_dict(self.spec).arrival), 6))
+            object.__setattr__(self, "warmup_s", 0.0)
         if len(self.arms) < 2:
             raise ValueError("a comparison needs at least two configurations")
         if len({a.name for a in self.arms}) != len(self.arms):
             raise ValueError("give each configuration its own name")
         check_finite({"trials": self.trials, "trial_s": self.trial_s, "warmup_s": self.warmup_s,
                       "min_effect": self.min_effect})
+        allowed_over(1.0, self.tolerance)  # a share
         if self.trials < 2:
             raise ValueError("at least two trials: one trial gives no idea of the noise")
         check("arms", len(self.arms), "configurations")
@@ -85,13 +99,25 @@ class ABPlan:
         for arm in self.arms:
             parse_config(arm.config_text, source=f"config of {arm.name}")
 
+    @property
+    def trace(self) -> bool:
+        """Return True when the traffic plays a request-rate trace (each trial: one playback per arm)."""
+        return isinstance(self.spec, dict) and is_trace(spec_from_dict(self.spec))
+
+    def sla_ms(self) -> float:
+        """Return the SLA a trace's seconds over are judged against: the strictest class's."""
+        return min(c.sla_ms for c in self.load_spec().classes)
+
     def load_spec(self) -> LoadSpec:
-        """Return the load every trial runs: the plan's spec, seeded, bounded to warm-up + trial + 1 s; ValueError
-        when it is outside the table of load bounds."""
+        """Return the load every trial runs: the plan's spec, seeded, bounded to warm-up + trial + 1 s (a trace: played
+        once, as long as it lasts); ValueError when it is outside the table of load bounds."""
         if not isinstance(self.spec, dict):
             raise ValueError("the comparison's traffic must be a LoadSpec as a mapping, "
                              f"not {type(self.spec).__name__}")
         spec = spec_from_dict(self.spec)
+        if is_trace(spec):
+            return dataclasses.replace(spec, seed=spec.seed if spec.seed is not None else 1, warmup_s=0.0,
+                                       duration_s=played_s(spec.arrival), max_requests=None)
         return dataclasses.replace(spec, seed=spec.seed if spec.seed is not None else 1,
                                    duration_s=self.warmup_s + self.trial_s + 1.0, warmup_s=self.warmup_s,
                                    max_requests=None)
@@ -180,9 +206,32 @@ class ABResult:
         """Return the plain verdict of arm against the baseline: the findings in one paragraph."""
         return " ".join(self.findings(arm))
 
+    def trace_scores(self, arm: str) -> list[TraceScore]:
+        """Return an arm's trace scores, one per trial played (a trace plan's; none otherwise)."""
+        out = []
+        for _, figures in sorted(self.trials.get(arm, {}).items()):
+            try:
+                out.append(TraceScore.from_dict(figures["trace"]))
+            except (KeyError, TypeError, ValueError):  # not a trace trial, or a score that cannot be read
+                continue
+        return out
+
+    def trace_verdict(self) -> TraceVerdict | None:
+        """Return the trace's verdict over every arm's scores pooled across its trials (by arm title); None when the
+        traffic is no trace or no trial was scored."""
+        if not self.plan.trace:
+            return None
+        scores = {self.title(a.name): pooled(s) for a in self.plan.arms if (s := self.trace_scores(a.name))}
+        return judge(scores, self.plan.tolerance) if scores else None
+
     def recommendation(self) -> tuple[str, str]:
-        """Return the arm to serve and why: of those clearly better than the baseline on a headline figure and
-        worse on none, the one with the most mean goodput; else the baseline."""
+        """Return the arm to serve and why: on a trace, the trace's verdict (trace_verdict); otherwise, of those clearly
+        better than the baseline on a headline figure and worse on none, the one with the most mean goodput; else the
+        baseline."""
+        verdict = self.trace_verdict()
+        if verdict is not None and verdict.pick is not None:
+            pick = next(a.name for a in self.plan.arms if self.title(a.name) == verdict.pick)
+            return pick, f"judged on the trace: {verdict.reason}"
         base = self.plan.arms[0].name
         fine = []
         for arm in self.plan.arms[1:]:
@@ -237,7 +286,7 @@ def _value(figures: dict, key: str, cls: str):
     return (figures.get("server") or {}).get(key)
 
 
-def run_ab(lab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
+def run_ab(lab: StudyLab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
            progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None) -> ABResult:
     """Run (or resume, given study_id) a comparison on the lab's server; return its result. Blocks."""
     store = lab.experiments
@@ -282,7 +331,8 @@ def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict
                 problems.append(f"trial {e.point or '(unnamed)'!r} (run {e.id}) cannot be read: {why}")
             continue
         out.setdefault(arm, {})[int(trial)] = {"client": e.client, "server": e.server, "windows": e.windows,
-                                               "t0": e.started_at, "t1": e.ended_at, "id": e.id}
+                                               "t0": e.started_at, "t1": e.ended_at, "id": e.id,
+                                               **({"trace": e.outcome["score"]} if e.outcome.get("score") else {})}
     return out
 
 
@@ -314,17 +364,24 @@ class _Trials(StudyDriver):
         self.state.current = f"trial {trial + 1} of {self.plan.trials}: {arm.name}"
         self.report()
         self._serve(arm)
-        windows = self.run_fixed(meter, self.spec, self.plan.warmup_s, self.plan.trial_s,
-                                 f"A/B trial {trial + 1} of {arm.name}")
+        what = f"A/B trial {trial + 1} of {arm.name}"
+        if self.plan.trace:
+            windows = play(self, meter, self.spec, what)
+            trace = score_of(windows, self.spec, self.plan.sla_ms(), served_instances(self.lab.config.current(
+                self.plan.model))).to_dict()
+        else:
+            windows, trace = self.run_fixed(meter, self.spec, self.plan.warmup_s, self.plan.trial_s, what), None
         whole = merged(windows)
         figures = whole.figures()
         exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model,
                          self.lab.config.current_text(self.plan.model), whole.t0, whole.t1, spec_to_dict(self.spec),
                          figures["client"], figures["server"],
                          kind="trial", study_id=self.study_id, point=f"{arm.name}#{trial}", seed=self.spec.seed,
-                         windows=[w.to_dict() for w in windows], outcome={"arm": arm.name, "trial": trial})
+                         windows=[w.to_dict() for w in windows],
+                         outcome={"arm": arm.name, "trial": trial, **({"score": trace} if trace else {})})
         exp_id = self.lab.experiments.add(exp)
-        self.trials.setdefault(arm.name, {})[trial] = {**figures, "windows": exp.windows, "id": exp_id}
+        self.trials.setdefault(arm.name, {})[trial] = {**figures, "windows": exp.windows, "id": exp_id,
+                                                       **({"trace": trace} if trace else {})}
         self.ran += 1
         self.state.done += 1
         all_ = figures["client"].get(ALL) or {}

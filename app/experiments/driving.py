@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, format_config, parse_config
-from app.experiments.meter import Meter, ServerGone, MeasuredWindow
+from app.experiments.meter import MeasuredWindow, Meter, ServerGone
 from app.experiments.store import CANCELLED, DONE, FAILED, INTERRUPTED
+from app.experiments.study_lab import StudyLab
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,8 @@ class StudyDriver:
     what = "study"  # named in messages: sweep, comparison
     kept = "results"  # what survives a stop: points, trials
 
-    def __init__(self, lab, model: str, study_id: int, cancel: threading.Event, progress=None) -> None:
+    def __init__(self, lab: StudyLab, model: str, study_id: int, cancel: threading.Event,
+                 progress=None) -> None:
         self.lab, self.model, self.study_id, self.cancel = lab, model, study_id, cancel
         self.progress_fn = progress  # called with the progress state after every step
         self.t_start, self.started_at = time.monotonic(), time.time()

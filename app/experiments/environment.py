@@ -13,6 +13,7 @@ from pathlib import Path
 
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
+from app.experiments.study_lab import StudyLab
 from app.fit import KIND_PARAMETER
 from app.paths import ROOT
 
@@ -22,7 +23,7 @@ GIT_TIMEOUT_S = 5.0
 COST_MODEL_PARAMETERS = frozenset({"launch_overhead_us", "compute_us_batch1"})
 
 
-def environment(lab, model: str) -> dict:
+def environment(lab: StudyLab, model: str) -> dict:
     """Return the server's version and address kind, the machine (CPU, cores, memory) and the lab's commit."""
     status = lab.status()
     return {

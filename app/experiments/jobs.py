@@ -13,6 +13,7 @@ from typing import Protocol
 from app.experiments.ab import ABPlan, run_ab
 from app.experiments.space import SearchSpace
 from app.experiments.sweep import SweepOptions, run_sweep
+from app.experiments.trace_sweep import KIND as TRACE_SWEEP, TraceSweepPlan, run_trace_sweep
 from app.text_limits import check_label
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,20 @@ class Jobs:
         self.start(FunctionJob("sweep", f"sweep {study_id} (resumed)",
                        lambda progress, cancel: run_sweep(self.lab, study_id=study_id, progress=progress,
                                                           cancel=cancel)))
+
+    def start_trace_sweep(self, plan: TraceSweepPlan, label: str = "") -> None:
+        """Start a new trace-judged sweep; RuntimeError when a study is already running, ValueError for a label too
+        long."""
+        check_label(label, "the sweep's label")
+        self.start(FunctionJob(TRACE_SWEEP, label or f"{plan.model} on {plan.load.describe()}",
+                               lambda progress, cancel: run_trace_sweep(self.lab, plan, label=label, progress=progress,
+                                                                        cancel=cancel)))
+
+    def resume_trace_sweep(self, study_id: int) -> None:
+        """Resume a stopped trace-judged sweep: only the configurations it has not played yet."""
+        self.start(FunctionJob(TRACE_SWEEP, f"trace-judged sweep {study_id} (resumed)",
+                               lambda progress, cancel: run_trace_sweep(self.lab, study_id=study_id,
+                                                                        progress=progress, cancel=cancel)))
 
     def start_ab(self, plan: ABPlan, label: str = "") -> None:
         """Start a new comparison; ValueError for a label too long."""

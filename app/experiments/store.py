@@ -44,7 +44,9 @@ _RUN_COLUMNS = {
 RUNNING, DONE, CANCELLED, INTERRUPTED, FAILED = "running", "done", "cancelled", "interrupted", "failed"
 STUDY_STATUSES = (RUNNING, DONE, CANCELLED, INTERRUPTED, FAILED)
 RUN_STATUSES = (DONE, FAILED, INTERRUPTED)
-_KINDS = {"sweep": "sweep", "ab": "comparison", "scenario": "scenario"}  # a study's kind as its label's message says it
+# a study's kind as its label's message says it
+_KINDS = {"sweep": "sweep", "ab": "comparison", "scenario": "scenario", "trace_sweep": "trace-judged sweep",
+          "autopilot": "autopilot run"}
 
 
 @dataclass(frozen=True)

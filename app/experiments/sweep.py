@@ -30,16 +30,17 @@ from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
-from app.experiments.environment import environment
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
-from app.experiments.meter import Meter, MeasuredWindow, merged, steady
-from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
+from app.experiments.environment import environment
+from app.experiments.meter import MeasuredWindow, Meter, merged, steady
 from app.experiments.points import Point, point_key
+from app.experiments.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.search import AdaptiveSearch, GridSearch
 from app.experiments.space import CONCURRENCY, Choice, SearchSpace
+from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
+from app.experiments.study_lab import StudyLab
 from app.metrics.catalog import MIN_SAMPLES
 from loadgen.behind import sent_behind
-from app.experiments.store import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from loadgen.limits import check_finite
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
@@ -125,7 +126,7 @@ def traffic_spec(space: SearchSpace, load: float, seed: int) -> LoadSpec:
                     seed=seed, drain_s=2.0)
 
 
-def run_sweep(lab, space: SearchSpace | None = None, *, label: str = "", options: SweepOptions | None = None,
+def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "", options: SweepOptions | None = None,
               study_id: int | None = None, progress: Callable[[SweepProgress], None] | None = None,
               cancel: threading.Event | None = None) -> SweepResult:
     """Run (or resume, given study_id) a sweep on the lab's server; return its result. Blocks."""

@@ -16,10 +16,11 @@ from app.experiments.environment import environment
 from app.experiments.jobs import FunctionJob
 from app.experiments.meter import Meter, merged
 from app.experiments.store import DONE, Experiment, Study
+from app.experiments.study_lab import StudyLab
 from app.knobs import apply_knobs, describe
-from loadgen.behind import behind, behind_in, fell_behind, sent_behind
-from app.scenarios.base import Check, PhaseFigures, Phase, Scenario, figure_text
+from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
+from loadgen.behind import behind, behind_in, fell_behind, sent_behind
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, validate
 from loadgen.spec_limits import check_stream
@@ -66,7 +67,7 @@ def start_scenario(lab, name: str, full: bool = False, on=None) -> None:
         target, scenario, full=full, progress=progress, cancel=cancel)))
 
 
-def run_scenario(lab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,
+def run_scenario(lab: StudyLab, scenario: Scenario, *, full: bool = False, progress: Callable | None = None,
                  cancel: threading.Event | None = None) -> ScenarioResult:
     """Run every phase of a scenario, judge it, store it; restore the starting config. Blocks."""
     phases = scenario.phases(full)

@@ -42,10 +42,13 @@ def _comparison(lab: Lab, study) -> None:
     problems_box("comparison", record.problems)
     st.caption(f"{literal(study.model)}: {' / '.join(literal(result.title(a.name)) for a in plan.arms)}; "
                f"{plan.trials} trials of {plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up) under the same seeded "
-               "traffic, order alternating.")
+               "traffic, order alternating" + (": each trial plays the whole trace once per configuration, judged "
+                                               "on the trace." if plan.trace else "."))
     resume_button(lab, study, "runs only the trials not finished", lab.jobs.resume_ab)
     if result.trials:
         _verdict(result, study.status)
+        if plan.trace:
+            _trace_table(result)
     for arm in plan.arms[1:]:
         _differences(result, arm.name)
     if result.trials:
@@ -95,3 +98,22 @@ def _differences(result: ABResult, arm: str) -> None:
     st.altair_chart(charts.ab_differences(result, arm), width="stretch")
     st.caption(f"A difference is called only when its interval excludes zero and it is at least "
                f"{result.plan.min_effect:.0%}; '{UNCLEAR}' otherwise. {result.intervals_note()}")
+
+
+def _trace_table(result: ABResult) -> None:
+    """Each arm's trace figures, pooled over its trials: goodput, worst-minute p99, seconds over, instance-seconds."""
+    from app.experiments.trace_judge import pooled  # noqa: PLC0415
+
+    rows = []
+    for arm in result.plan.arms:
+        scores = result.trace_scores(arm.name)
+        if not scores:
+            continue
+        s = pooled(scores)
+        rows.append({"configuration": result.title(arm.name), "trials": len(scores),
+                     "goodput (req/s)": f"{s.goodput_rps:,.1f}",
+                     "worst-minute p99 (ms)": "—" if s.worst_minute_p99_ms is None else f"{s.worst_minute_p99_ms:,.1f}",
+                     "seconds over SLA": f"{s.seconds_over} of {s.seconds}",
+                     "instance-seconds": f"{s.instance_seconds:,.0f}", "holds": s.holds(result.plan.tolerance)})
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

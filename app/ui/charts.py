@@ -23,6 +23,7 @@ GREEN = "#2ca02c"
 IDLE = "no traffic yet"
 WAITING = "waiting for the first answers"  # traffic runs, no second of answers has ended yet
 AXIS_FORMAT = ",.3~r"  # 0.25, 12, 1,500: never "250m" (SI) for a quarter of a millisecond
+TRACE_SERIES = "trace (played)"  # the throughput chart's step line of a rate trace's played rate
 
 
 def name(key: str, audience: bool = False) -> str:
@@ -120,10 +121,20 @@ def _demo_latency(audience: bool = True) -> alt.LayerChart:
     return alt.layer(_lines(title, "ms", audience=True, height=DEMO_HEIGHT), *_sla_layers())
 
 
+def _throughput(audience: bool = False) -> alt.LayerChart:
+    """The answers per second, over the step line of a rate trace's played rate (dataset 'trace', empty without)."""
+    lines = _lines("Answers per second" if audience else "Throughput and goodput (per second)",
+                   "per second", (name("infer_rps", audience),), audience=audience)
+    trace = alt.Chart(alt.NamedData("trace")).mark_line(
+        interpolate="step-after", strokeWidth=2, opacity=0.6, strokeDash=[1, 2]).encode(
+        x="time:T", y="value:Q", color=alt.Color("series:N"),
+        tooltip=["series:N", alt.Tooltip("value:Q", format=",.1f", title="asked req/s"),
+                 alt.Tooltip("time:T", format="%H:%M:%S")])
+    return alt.layer(lines, trace)
+
+
 _BUILDERS = {
-    "throughput": lambda audience: _lines(
-        "Answers per second" if audience else "Throughput and goodput (per second)",
-        "per second", (name("infer_rps", audience),), audience=audience),
+    "throughput": _throughput,
     "latency": _latency,
     "demo_latency": _demo_latency,
     "breakdown": _breakdown_area,
@@ -179,11 +190,18 @@ def _words(records: list[dict], keys: tuple[str, ...], audience: bool) -> list[d
     return [{**r, "series": names.get(r["series"], r["series"])} for r in records]
 
 
-def throughput(metrics_rows, load_rows, markers, zoom: bool = False, audience: bool = False) -> dict:
-    """Server inferences/s against client throughput and goodput."""
+def throughput(metrics_rows, load_rows, markers, zoom: bool = False, audience: bool = False,
+               trace: list[tuple[float, float]] = ()) -> dict:
+    """Server inferences/s against client throughput and goodput; under them, a rate trace's played rate as a step
+    line (trace: (epoch s, req/s) points, loadgen.rate_trace_window.played_points)."""
     keys = ("infer_rps", "throughput_rps", "goodput_rps")
     main = series(metrics_rows, keys[:1]) + series(client_totals(load_rows), keys[1:])
-    return _spec("throughput", zoom, markers, audience, main=_words(main, keys, audience))
+    return _spec("throughput", zoom, markers, audience, main=_words(main, keys, audience), trace=trace_records(trace))
+
+
+def trace_records(points: list[tuple[float, float]]) -> list[dict]:
+    """Return a played trace's step points as the throughput chart's 'trace' dataset."""
+    return [{"time": t * 1000.0, "series": TRACE_SERIES, "value": r} for t, r in points]
 
 
 def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None, zoom: bool = False,

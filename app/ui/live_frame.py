@@ -19,6 +19,9 @@ from app.figures import Figures
 from app.markers import Marker
 from app.traffic import load_targets
 from app.ui import charts
+from loadgen.rate_trace import TraceError
+from loadgen.rate_trace_window import is_rate_trace, played_points
+from loadgen.spec import Mode
 from loadgen.stats import ALL
 
 TICK_S = 1.0  # sessions asking within the same second share one frame
@@ -107,6 +110,17 @@ def state_key(lab) -> tuple:
     return lab.load.running, lab.load.runs, lab.markers.version
 
 
+def trace_line(spec, started_at: float | None, since: float, now: float) -> list[tuple[float, float]]:
+    """Return the played rate of a rate-trace run as (epoch s, req/s) step points inside [since, now] (empty for
+    any other load, before it sends, or when its trace file can no longer be read)."""
+    if spec is None or started_at is None or spec.mode is not Mode.OPEN or not is_rate_trace(spec.arrival):
+        return []
+    try:
+        return played_points(spec.arrival, spec.rate, started_at, since, now)
+    except (TraceError, ValueError):
+        return []
+
+
 def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool,
            audience: bool = False) -> LiveFrame:
     since = now - window_s
@@ -120,7 +134,8 @@ def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bo
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
     idle = charts.WAITING if lsnap.running and targeted else charts.IDLE
     specs = {
-        "throughput": charts.throughput(mrows, lrows, markers, zoom, audience),
+        "throughput": charts.throughput(mrows, lrows, markers, zoom, audience,
+                                        trace_line(lsnap.spec, lsnap.started_at, since, now) if targeted else ()),
         "latency": (charts.demo_latency(lrows, markers, sla, idle) if audience
                     else charts.latency(mrows, lrows, markers, sla, zoom, idle_text=idle)),
         "breakdown": charts.breakdown(mrows, markers, zoom, audience),

@@ -6,10 +6,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from app.traffic import TrafficForm
+from app.ui.autopilot import autopilot_panel
 from app.ui.ensemble import ensemble_panel
 from app.ui.layout import config_panel, header, lab_or_stop, model_picker
 from app.ui.live import live_view
 from app.ui.scenarios import scenario_panel
+from app.ui.study_view import drawn_apart
 from app.ui.traffic import traffic_panel
 
 
@@ -23,7 +25,7 @@ def served_config(lab, model: str):
 
 def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable, preset: TrafficForm,
                  allowed: tuple[str, ...] | None = None, per_class: bool = False,
-                 panel: Callable | None = None) -> tuple:
+                 panel: Callable | None = None, autopilot: bool = False) -> tuple:
     """Lay out one concept page and return (lab, chosen model)."""
     lab = lab_or_stop()
     header(title, concept)
@@ -38,6 +40,8 @@ def concept_page(key: str, title: str, concept: str, model: str, knobs: Callable
         traffic_panel(lab, model, key, preset, served_config(lab, model))
     if panel is not None:  # the page's own live panel (correctness, diagnosis) above the charts
         panel(lab, model)
+    if autopilot:  # off by default; on, a clearly marked mode above the charts its markers land on
+        drawn_apart("The autopilot panel", lambda: autopilot_panel(lab, model, key))
     st.subheader("Live")
     live_view(lab, model, key, per_class=per_class)
     scenario_panel(lab, key)

@@ -23,6 +23,7 @@ from app.traffic import (
     input_rows,
     keep_up_warning,
     load_targets,
+    plays_trace,
     problems,
     served,
 )
@@ -31,6 +32,7 @@ from app.ui.access import can_operate, guarded
 from app.ui.failures import failed_cell, failure_lines
 from app.ui.live_frame import cache_of
 from app.ui.text import literal
+from app.ui.trace_form import trace_form
 from app.ui.viewers import viewers
 from loadgen.report import describe_load
 from loadgen.stats import ALL
@@ -82,13 +84,19 @@ def _form(form: TrafficForm, k: str, config: ModelConfig | None = None) -> Traff
                                                    key=f"{k}:conc"))
     else:
         c1, c2 = st.columns(2)
-        form = replace(form, rate=c1.number_input("Rate (req/s)", value=float(form.rate), step=10.0, key=f"{k}:rate"),
-                       arrival=c2.selectbox("Arrivals", ARRIVALS, index=ARRIVALS.index(form.arrival), key=f"{k}:arr"))
+        arrival = c2.selectbox("Arrivals", ARRIVALS, index=ARRIVALS.index(form.arrival), key=f"{k}:arr",
+                               format_func=lambda a: "rate trace" if a == "rate_trace" else a)
+        form = replace(form, arrival=arrival)
+        if arrival == "rate_trace":
+            form = trace_form(form, k)
+        else:
+            form = replace(form, rate=c1.number_input("Rate (req/s)", value=float(form.rate), step=10.0,
+                                                      key=f"{k}:rate"))
     c1, c2 = st.columns(2)
     form = replace(form, mix=c1.selectbox("Class mix", MIXES, index=MIXES.index(form.mix), key=f"{k}:mix"),
                    retry=c2.selectbox("Retries", RETRIES, index=RETRIES.index(form.retry), key=f"{k}:retry"))
     form = _inputs_form(form, f"{k}:{form.model}", config)
-    return replace(form, **_common(form, k))
+    return replace(form, **_common(form, k, traced=plays_trace(form)))
 
 
 def _inputs_form(form: TrafficForm, k: str, config: ModelConfig | None) -> TrafficForm:
@@ -117,11 +125,13 @@ def _inputs_form(form: TrafficForm, k: str, config: ModelConfig | None) -> Traff
     return form
 
 
-def _common(form: TrafficForm, k: str) -> dict:
+def _common(form: TrafficForm, k: str, traced: bool = False) -> dict:
     c1, c2, c3 = st.columns(3)
     return {"timeout_ms": c1.number_input("Client timeout ms", value=float(form.timeout_ms), key=f"{k}:to"),
             "sla_ms": c2.number_input("SLA ms (goodput)", value=float(form.sla_ms), key=f"{k}:sla"),
-            "duration_s": c3.number_input("Stop after s", value=float(form.duration_s), key=f"{k}:dur")}
+            "duration_s": c3.number_input("Stop after s", value=float(form.duration_s), key=f"{k}:dur", disabled=traced,
+                                          help="a rate trace plays once: it stops after its played span" if traced
+                                          else None)}
 
 
 def traffic_status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
@@ -160,10 +170,10 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
         f"{describe_load(snap.spec)}, from {source}. Shared by every page and viewer.")
     if snap.error:
         st.warning(f"The last traffic run stopped with an error: {literal(snap.error)}")
-    warning = keep_up_warning(snap.spec, window) if snap.running else None
+    warning = keep_up_warning(snap.spec, window, started_at=snap.started_at) if snap.running else None
     if warning:
         st.warning(warning)
-    rows = status_rows(snap.spec, window, snap.summary)
+    rows = status_rows(snap.spec, window, snap.summary, snap.started_at)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         st.caption(f"Per class over the last {STATUS_S} s (whole seconds); send lateness over the run.")
@@ -180,9 +190,11 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
         lab.reset_traffic_stats()
 
 
-def status_rows(spec, window: dict, summary: dict) -> list[dict]:
-    """Return one row per class: target and offered rate, answers, percentiles with their sample count."""
-    targets = class_targets(spec)
+def status_rows(spec, window: dict, summary: dict, started_at: float | None = None) -> list[dict]:
+    """Return one row per class: target and offered rate, answers, percentiles with their sample count (a rate
+    trace's target: what it asked over the window's span, from the run's start)."""
+    span = (window.get(ALL) or {}).get("span")
+    targets = class_targets(spec, tuple(span) if span else None, started_at)
     out = []
     for cls in [c.name for c in spec.classes] + [s.name for s in spec.sequences]:
         row = window.get(cls) or {}
@@ -191,7 +203,8 @@ def status_rows(spec, window: dict, summary: dict) -> list[dict]:
         target = targets.get(cls)
         out.append({
             "class": cls,
-            "target": f"{target:,.0f} req/s" if target else (f"concurrency {spec.concurrency}" if cls in targets else "—"),
+            "target": f"{target:,.0f} req/s" if target is not None
+            else (f"concurrency {spec.concurrency}" if cls in targets else "—"),
             label("offered_rps"): fmt("offered_rps", row.get("offered_rps"), unit=False) if seconds else "—",
             label("throughput_rps"): fmt("throughput_rps", row.get("throughput_rps"), unit=False) if seconds else "—",
             **{label(k): fmt(k, row.get(k), unit=False) for k in ("p50_ms", "p95_ms", "p99_ms")},

@@ -461,3 +461,20 @@ def test_a_flash_crowd_is_held_at_fewer_instance_seconds_than_the_static_maximum
     assert auto["instance_s"] <= 0.6 * static_max["instance_s"], (auto, static_max)
     assert bounds["min_instances"] <= auto["min"] and auto["max"] <= bounds["max_instances"], auto
     assert auto["changes"] <= 12, auto  # it settles: no hunting
+
+
+def test_no_room_on_the_gpu_adds_no_instance_and_says_why():
+    ap = pilot(max_instances=4)
+    gpu = "one more instance needs about 9.00 GiB of GPU memory, but the most free on any GPU is 2.00 GiB"
+    d = ap.decide(fig(p99=80, t1=10, queue_us=300, request_us=6000), settings(2, None), T0 + 10, no_room=gpu)
+    assert d.kind == "hold" and not d.changes, d
+    assert "no instance added: one more instance needs about 9.00 GiB" in d.reason, d.reason
+    # the same window with room: the instance the GPU would not have held
+    d = pilot(max_instances=4).decide(fig(p99=80, t1=10, queue_us=300, request_us=6000), settings(2, None), T0 + 10)
+    assert d.knobs == {"instance_count": 3}, d
+
+
+def test_no_room_still_lowers_a_delay_that_is_the_wait():
+    ap = pilot(max_instances=4)
+    d = ap.decide(fig(p99=45, t1=10, queue_us=900, request_us=1500), settings(2, 1000), T0 + 10, no_room="full")
+    assert d.kind == "lower_delay", d

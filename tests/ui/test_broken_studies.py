@@ -28,10 +28,18 @@ def _page() -> AppTest:
     return _rendered(at)
 
 
+TABS = ["Sweep", "Judged on a trace", "A/B comparison", "Autopilot runs", "Saved runs"]
+
+
+def tab(at: AppTest, label: str):
+    """Return the Experiments page's tab with this label."""
+    return at.tabs[TABS.index(label)]
+
+
 def _rendered(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
-    assert [t.label for t in at.tabs] == ["Sweep", "A/B comparison", "Saved runs"]
-    sweep, ab, runs = at.tabs
+    assert [t.label for t in at.tabs] == TABS
+    sweep, ab, runs = tab(at, "Sweep"), tab(at, "A/B comparison"), tab(at, "Saved runs")
     assert any(s.label == "Sweep" for s in sweep.selectbox), "the sweep list is missing"
     assert any(s.label == "Configuration A" for s in ab.selectbox), "the A/B form is missing"
     assert any(s.label == "Comparison" for s in ab.selectbox), "the comparison list is missing"
@@ -91,6 +99,10 @@ def damaged(lab):
                                 points=3),
         "ab_whole": _comparison(store, "whole comparison"),
         "ab_wrong_shape": _comparison(store, "wrong plan"),
+        "pilot_wrong": store.add_study(Study("autopilot", "broken autopilot", MODEL, {"bounds": [1, 2]}, time.time(),
+                                             status=DONE, result={"records": "x"})),
+        "trace_wrong": store.add_study(Study("trace_sweep", "broken trace sweep", MODEL, {"plan": [1]}, time.time(),
+                                             status=DONE)),
     }
     run = store.add(Experiment("damaged run", MODEL, "cfg", 1.0, 2.0, client={"all": {"p99_ms": 1.0}}))
     _damage(store,
@@ -118,7 +130,7 @@ def _show(at: AppTest, key: str, sid: int) -> AppTest:
 
 def test_each_damaged_study_says_what_is_wrong_while_the_page_and_every_tab_render(lab, damaged):
     at = _page()
-    sweep_tab = at.tabs[0]
+    sweep_tab = tab(at, "Sweep")
     listed = [t for t in texts(sweep_tab.caption) if t.startswith("Stored sweeps that cannot be read whole")]
     assert listed and all(str(damaged[n]) in listed[0] for n in ("bad_json", "null_number", "wrong_shape")), listed
     expected = {  # damaged sweep -> what its error says
@@ -128,45 +140,52 @@ def test_each_damaged_study_says_what_is_wrong_while_the_page_and_every_tab_rend
     }
     for name, words in expected.items():
         at = _show(at, "exp:sweep_pick", damaged[name])
-        errors = texts(at.tabs[0].error)
+        errors = texts(tab(at, "Sweep").error)
         print(name, errors)
         assert any(f"Sweep {damaged[name]} cannot be read" in e and words in e for e in errors), (name, errors)
-        assert any(b.label == "Delete this sweep" for b in at.tabs[0].button), f"{name}: no Delete"
+        assert any(b.label == "Delete this sweep" for b in tab(at, "Sweep").button), f"{name}: no Delete"
 
     at = _show(at, "exp:sweep_pick", damaged["missing_point"])
-    warnings = texts(at.tabs[0].warning)
+    warnings = texts(tab(at, "Sweep").warning)
     print(warnings)
     assert any("named the point 'i2@4' as the operating point" in w and "'i1@4'" in w for w in warnings), warnings
     # measured once, so not confirmed: a warning that still names the operating point
-    named = texts(at.tabs[0].success) + warnings
+    named = texts(tab(at, "Sweep").success) + warnings
     assert any("SLA operating point: 1 instance at 1 in flight" in s for s in named), named
 
     at = _show(at, "exp:ab_pick", damaged["ab_wrong_shape"])
-    assert any(f"Comparison {damaged['ab_wrong_shape']} cannot be read" in e for e in texts(at.tabs[1].error))
+    assert any(f"Comparison {damaged['ab_wrong_shape']} cannot be read" in e for e in texts(tab(at, "A/B comparison").error))
     at = _show(at, "exp:ab_pick", damaged["ab_whole"])
-    warnings = texts(at.tabs[1].warning)
+    warnings = texts(tab(at, "A/B comparison").warning)
     assert any("trial 'A#1'" in w and "'p99_ms' is 'fast'" in w for w in warnings), warnings
-    assert any(d.label == "HTML report" for d in at.tabs[1].get("download_button"))
+    assert any(d.label == "HTML report" for d in tab(at, "A/B comparison").get("download_button"))
+
+    at = _show(at, "exp:autopilot_pick", damaged["pilot_wrong"])
+    pilot = tab(at, "Autopilot runs")
+    assert any("This autopilot run could not be shown" in e for e in texts(pilot.error)), texts(pilot.error)
+    assert any(b.label == "Delete this autopilot run" for b in pilot.button)
+    at = _show(at, "exp:trace_sweep_pick", damaged["trace_wrong"])
+    assert texts(tab(at, "Judged on a trace").error), "a damaged trace sweep says so"
 
     at.selectbox(key="exp:run_pick").set_value(max(r.id for r in lab.experiments.list())).run()
     _rendered(at)
-    assert any("cannot be read whole" in w and "client is a list" in w for w in texts(at.tabs[2].warning))
+    assert any("cannot be read whole" in w and "client is a list" in w for w in texts(tab(at, "Saved runs").warning))
 
 
 def test_a_failed_sweep_is_red_with_the_server_s_reason_and_a_refused_configuration_is_a_failed_point(lab, damaged):
     at = _show(_page(), "exp:sweep_pick", damaged["failed"])
-    tab = at.tabs[0]
-    errors, successes = texts(tab.error), texts(tab.success)
+    sweep = tab(at, "Sweep")
+    errors, successes = texts(sweep.error), texts(sweep.success)
     print(errors, successes)
     assert any(f"Sweep {damaged['failed']}: **failed**" in e and REFUSED in e for e in errors), errors
     assert not any(f"Sweep {damaged['failed']}" in s for s in successes), successes
-    assert not any("No sweeps yet" in i for i in texts(tab.info)), texts(tab.info)
+    assert not any("No sweeps yet" in i for i in texts(sweep.info)), texts(sweep.info)
 
     at = _show(at, "exp:sweep_pick", damaged["whole"])
-    tab = at.tabs[0]
-    assert any(f"Sweep {damaged['whole']}: **done**" in s for s in texts(tab.success)), texts(tab.success)
-    assert any("could not be applied" in w and f"2 instances: {REFUSED}" in w for w in texts(tab.warning))
-    table = tab.dataframe[0].value
+    sweep = tab(at, "Sweep")
+    assert any(f"Sweep {damaged['whole']}: **done**" in s for s in texts(sweep.success)), texts(sweep.success)
+    assert any("could not be applied" in w and f"2 instances: {REFUSED}" in w for w in texts(sweep.warning))
+    table = sweep.dataframe[0].value
     refused = table[table["status"] == FAILED]
     assert list(refused["configuration"]) == ["2 instances"] and REFUSED in refused["note"].iloc[0], table
 

@@ -148,7 +148,7 @@ def test_an_ab_verdict_shows_the_caution_then_each_finding_then_the_recommendati
     assert shown_[advice][1].startswith(f"**Recommended, once the caution above is dealt with:** {b} — clearly")
     assert caution < opening < advice, shown_
     assert any(t == f"##### {b} against A" for _, t in shown_), shown_
-    columns = list(at.tabs[1].dataframe[0].value.columns)  # the A/B tab's first table
+    columns = list(at.tabs[2].dataframe[0].value.columns)  # the A/B tab's first table
     assert columns[:4] == ["class", "metric", "A mean", "B mean"], columns
 
 

@@ -1,0 +1,245 @@
+"""The autopilot at work on a lab: every period it measures the model's last window, asks app.autopilot for a
+decision, applies a change through the lab's safe-apply path (a marker on the charts with the reason in words),
+tells the autopilot what happened, and keeps it all as a study (kind 'autopilot'): every judged window's figures
+with the knobs served and the decision, so a run can be replayed on its recorded windows (replay()).
+
+It stops itself — and says why — when the autopilot stops (a refused apply, failures above the threshold, a server
+restart, someone else's change), and ends on Cancel or after duration_s; the config it left keeps serving (the
+autopilot's changes are the point: Undo on the page takes them back one by one)."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.autopilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
+from app.autopilot_rules import KnobState
+from app.config.edits import set_settings
+from app.config.errors import ConfigError
+from app.config.read import settings_of
+from app.config.settings import Kind, ModelSettings
+from app.experiments.driving import restarted
+from app.experiments.environment import environment
+from app.experiments.store import DONE, FAILED, INTERRUPTED, Study
+from app.experiments.study_lab import StudyLab
+from app.figures import Figures
+from app.knobs import apply_knobs
+from app.metrics.gpu import gpus_of, memory_per_instance, next_instance_fits
+from app.metrics.scrape import fetch_text
+
+log = logging.getLogger(__name__)
+
+KIND = "autopilot"
+WINDOW_S = 5.0  # each decision reads the last 5 s: enough answers for a p99 at tens of req/s, short enough to follow
+PERIOD_S = 2.0  # a decision every 2 s; the dwell (Bounds.dwell_s) paces the changes themselves
+STOPPED = "stopped"  # an interrupted study's note starts with this: the autopilot stopped itself
+HANDOVER_S = 0.15  # the load generator's records reach the lab within this (loadgen.run.FLUSH_S is 50 ms)
+KEEP = 2000  # recorded windows kept in a study: 2,000 × 2 s is over an hour
+
+
+@dataclass
+class AutopilotProgress:
+    """What the pages show while the autopilot runs."""
+
+    study_id: int
+    model: str
+    bounds: Bounds
+    started: float
+    windows: int = 0  # windows judged so far
+    last: Decision | None = None  # the latest decision, changes and holds alike
+    changes: list[Decision] = field(default_factory=list)  # every change and the stop, in order
+    serving: dict = field(default_factory=dict)  # instances and delay_us as served now
+    stopped: str = ""  # why it stopped itself ('' while it runs)
+    finished: bool = False
+
+    # what every study's progress offers the Experiments page's job panel and the demo story
+    @property
+    def done(self) -> int:
+        return self.windows
+
+    @property
+    def total(self) -> int:
+        return self.windows
+
+    eta_s = None
+
+    @property
+    def current(self) -> str:
+        return self.last.reason if self.last is not None else "waiting for the first window"
+
+    @property
+    def log(self) -> list[str]:
+        return [f"{time.strftime('%H:%M:%S', time.localtime(d.t))} {d.reason}" for d in self.changes]
+
+
+@dataclass(frozen=True)
+class AutopilotResult:
+    """How an autopilot run ended."""
+
+    study_id: int
+    status: str  # done (turned off, or its duration ran out) | interrupted (it stopped itself) | failed
+    stopped: str
+    changes: tuple[Decision, ...]
+    windows: int
+
+
+class AutopilotJob:
+    """The autopilot as the lab's background study (app.experiments.jobs.Job): run(progress, cancel) blocks."""
+
+    kind = KIND
+
+    def __init__(self, lab: StudyLab, model: str, bounds: Bounds, *, window_s: float = WINDOW_S, period_s: float = PERIOD_S,
+                 duration_s: float | None = None, label: str = "",
+                 clock: Callable[[], float] = time.time) -> None:
+        if not 1.0 <= window_s <= 60.0 or not 0.5 <= period_s <= window_s:
+            raise ValueError(f"window_s {window_s:g} and period_s {period_s:g}: use a window of 1–60 s and a period "
+                             "of 0.5 s up to the window")
+        self.lab, self.model, self.bounds = lab, model, bounds
+        self.window_s, self.period_s, self.duration_s, self._clock = window_s, period_s, duration_s, clock
+        self.label = label or f"autopilot on {model} (p99 ≤ {bounds.sla_p99_ms:g} ms)"
+        self.pilot = Autopilot(bounds, clock=clock)
+        self.records: list[dict] = []  # every judged window of the run (what its study keeps)
+
+    def run(self, progress: Callable[[object], None], cancel: threading.Event) -> AutopilotResult:
+        """Steer the model until cancel, the duration's end or the autopilot's own stop; store it all."""
+        lab, model = self.lab, self.model
+        started = self._clock()
+        settings = settings_of(lab.config.current(model))
+        study_id = lab.experiments.add_study(Study(
+            KIND, self.label, model, {"bounds": bounds_dict(self.bounds), "window_s": self.window_s,
+                                      "period_s": self.period_s, "duration_s": self.duration_s},
+            started, base_config=lab.config.current_text(model), env=environment(lab, model)))
+        state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings))
+        progress(state)
+        records = self.records
+        status, note = DONE, "turned off"
+        try:
+            while not cancel.is_set():
+                now = self._clock()
+                if self.duration_s is not None and now - started >= self.duration_s:
+                    note = f"ran its {self.duration_s:g} s"
+                    break
+                decision = self._once(now, started, records, state)
+                progress(state)
+                if decision is not None and decision.stop:
+                    status, note = INTERRUPTED, f"{STOPPED}: {decision.stop}"
+                    state.stopped = decision.stop
+                    lab.markers.add(model, KIND, f"autopilot stopped: {decision.stop}")
+                    break
+                cancel.wait(max(0.0, self.period_s - (self._clock() - now)))
+        except Exception as exc:  # noqa: BLE001 - a crash is shown and stored, never left running silently
+            log.exception("autopilot failed")
+            status, note = FAILED, f"{type(exc).__name__}: {exc}"
+            state.stopped = note
+        finally:
+            state.finished = True
+            lab.experiments.update_study(study_id, status=status, note=note, result={
+                "records": records[-KEEP:], "changes": [d.to_dict() for d in self.pilot.log],
+                "stopped": state.stopped, "windows": state.windows})
+            progress(state)
+        return AutopilotResult(study_id, status, state.stopped, self.pilot.log, state.windows)
+
+    def _once(self, now: float, started: float, records: list[dict], state: AutopilotProgress) -> Decision | None:
+        """Judge the last window and act on it; return the decision (None: the server cannot be read now)."""
+        lab, model = self.lab, self.model
+        gone = restarted(lab, model, started)
+        if gone:
+            self.pilot.record(Outcome(RESTARTED, gone.removeprefix("the server restarted ").strip("()")))
+            return self.pilot.log[-1]
+        try:
+            config = lab.config.current(model)
+        except ConfigError as exc:  # the server is down or restarting: the next period looks again
+            log.info("autopilot: config unreadable: %s", exc)
+            return None
+        settings = settings_of(config)
+        # the window ends just before now: the generator hands its records over every 50 ms (the served rate is
+        # the clients' answered rate, app.autopilot.served_rps, so no scrape lag holds the decision back)
+        end = now - HANDOVER_S
+        figures = lab.measure(model, end - self.window_s, end)
+        room = gpu_room(lab, model, settings)
+        decision = self.pilot.decide(figures, settings, now, no_room=room)
+        state.windows += 1
+        state.last, state.serving = decision, _serving(settings)
+        records.append(record_of(figures, settings, decision, room))
+        if decision.changes:
+            try:
+                lab.apply(model, set_settings(config, apply_knobs(settings, decision.knobs)), decision.marker_text)
+            except ConfigError as exc:
+                self.pilot.record(Outcome(REFUSED, str(exc)))
+            else:
+                served = self._clock()
+                self.pilot.record(Outcome(APPLIED, t=served))
+                records[-1]["applied_t"] = served
+                state.serving = _serving(settings_of(lab.config.current(model)))
+        state.changes = list(self.pilot.log)
+        return self.pilot.log[-1] if self.pilot.stopped else decision
+
+
+def gpu_room(lab: StudyLab, model: str, settings: ModelSettings) -> str:
+    """Return why one more instance of a KIND_GPU model would not fit, as the GPU panel says it ('' when it fits,
+    the model is not on GPUs, or the memory one instance takes is not known yet). Notes memory per count, as the
+    panel does, so the autopilot's own changes teach it."""
+    groups = settings.instance_groups
+    if not groups or all(g.kind != Kind.GPU for g in groups):
+        return ""
+    try:
+        gpus = gpus_of(fetch_text(lab.endpoint.metrics_url))
+    except OSError:
+        return ""
+    if not gpus:
+        return ""
+    seen = lab.gpu_memory.setdefault(model, {})
+    if not lab.markers.reloading(model):  # memory settles once the instances are loaded
+        seen[sum(g.count for g in groups) or 1] = sum(g.memory_used or 0.0 for g in gpus)
+    devices = tuple(d for g in groups for d in g.gpus)
+    return next_instance_fits(gpus, memory_per_instance(seen), devices) or ""
+
+
+def record_of(figures: Figures, settings: ModelSettings, decision: Decision, room: str = "") -> dict:
+    """Return what a study keeps of one judged window: the figures, the knobs served, the GPU room and the
+    decision (what replay() feeds the autopilot again)."""
+    return {"figures": {"t0": figures.t0, "t1": figures.t1, "client": figures.client, "server": figures.server},
+            "serving": _serving(settings), "no_room": room, "decision": decision.to_dict()}
+
+
+def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list[Decision]:
+    """Return the decisions an autopilot with bounds makes again on a run's recorded windows, each with the knobs
+    it served then (the record of a run is its own proof: the same bounds give the same decisions, the same words).
+    settings: the model's, whose two knobs each window sets; a change counts as applied when the run applied it."""
+    clock = [0.0]
+    pilot = Autopilot(bounds, clock=lambda: clock[0])
+    out = []
+    for rec in records:
+        served = rec.get("serving") or {}
+        knobs = {"instance_count": served.get("instances", KnobState.of(settings).instances)}
+        if served.get("delay_us") is not None:
+            knobs["max_queue_delay_microseconds"] = served["delay_us"]
+        window = Figures.from_dict(rec.get("figures"))
+        decision = pilot.decide(window, apply_knobs(settings, knobs), rec["decision"]["t"], rec.get("no_room", ""))
+        out.append(decision)
+        if decision.changes:
+            clock[0] = rec.get("applied_t", decision.t)
+            pilot.record(Outcome(APPLIED, t=rec["applied_t"]) if "applied_t" in rec
+                         else Outcome(REFUSED, "not applied in the recorded run"))
+        if pilot.stopped:
+            break
+    return out
+
+
+def bounds_dict(bounds: Bounds) -> dict:
+    """Return the bounds as a study stores them."""
+    return {"sla_p99_ms": bounds.sla_p99_ms, "min_instances": bounds.min_instances,
+            "max_instances": bounds.max_instances, "delays_us": list(bounds.delays_us), "dwell_s": bounds.dwell_s,
+            "failure_stop": bounds.failure_stop, "max_per_minute": bounds.max_per_minute}
+
+
+def bounds_from(data: dict) -> Bounds:
+    """Return the bounds a study stored."""
+    return Bounds(**{**data, "delays_us": tuple(data.get("delays_us", ()))})
+
+
+def _serving(settings: ModelSettings) -> dict:
+    state = KnobState.of(settings)
+    return {"instances": state.instances, "delay_us": state.delay_us}

@@ -1,0 +1,85 @@
+"""The autopilot judged on a trace: play a trace once while the autopilot steers the model, measured second by second
+exactly as a trace-judged sweep measures a static configuration (app.experiments.trace_play.play) and scored by the
+same rule (app.experiments.trace_judge.score), with the instances each second served — so an autopilot run and a
+static configuration compare figure for figure (goodput, worst-minute p99, seconds over the SLA, instance-seconds)."""
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.autopilot import Bounds
+from app.autopilot_loop import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
+from app.config.read import settings_of
+from app.experiments.driving import StudyDriver
+from app.experiments.meter import Meter, merged
+from app.experiments.study_lab import StudyLab
+from app.experiments.trace_judge import TraceScore, score
+from app.experiments.trace_play import TraceLoad, play
+from loadgen.behind import behind_in
+from loadgen.rate_trace_load import played_s
+from loadgen.stats import slas_of
+
+MARK = "autopilot: "  # the autopilot's own reloads: the playback expects them (anyone else's interrupts it)
+
+
+@dataclass(frozen=True)
+class SteeredRun:
+    """A trace played under the autopilot: its score, the autopilot's run, and the instances of each second."""
+
+    score: TraceScore
+    autopilot: AutopilotResult
+    counts: tuple[int, ...]  # instances served in each one-second window
+
+
+class _Steered(StudyDriver):
+    """A playback's driver that lets the autopilot's own reloads through (any other change still interrupts)."""
+
+    what = "autopilot playback"
+
+    def check_undisturbed(self, lab_traffic: bool = True) -> None:
+        change = self.lab.markers.last_change(self.model, kinds=("apply", "undo"))
+        if change is not None and change.text.startswith(MARK):
+            self.own_change = change.id
+        super().check_undisturbed(lab_traffic)
+
+
+def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla_ms: float, seed: int = 1, *,
+                 window_s: float = WINDOW_S, period_s: float = PERIOD_S, cancel: threading.Event | None = None,
+                 progress: Callable[[object], None] | None = None) -> SteeredRun:
+    """Play load's trace once on model while the autopilot steers it within bounds; return the run's score."""
+    spec = load.spec(model, sla_ms, seed)
+    cancel = cancel or threading.Event()
+    start_count = _instances(lab, model)
+    job = AutopilotJob(lab, model, bounds, window_s=window_s, period_s=period_s,
+                       label=f"autopilot on {model} under {load.describe()}")
+    off = threading.Event()
+    out: dict = {}
+    pilot = threading.Thread(target=lambda: out.update(result=job.run(progress or (lambda p: None), off)),
+                             name="tbl-autopilot-play", daemon=True)
+    with Meter(lab.load, lab.endpoint, model, slas_of(spec)) as meter:
+        driver = _Steered(lab, model, 0, cancel)
+        pilot.start()
+        try:
+            windows = play(driver, meter, spec, "autopilot playback")
+        finally:
+            off.set()
+            pilot.join(60)
+    result: AutopilotResult = out["result"]
+    served = [(rec["applied_t"], int(rec["decision"]["knobs"]["instance_count"])) for rec in job.records
+              if "applied_t" in rec and "instance_count" in rec["decision"]["knobs"]]
+    counts = tuple(count_at(served, start_count, (w.t0 + w.t1) / 2) for w in windows)
+    judged = score(windows, played_s(spec.arrival), sla_ms, list(counts), behind_in(merged(windows).client()))
+    return SteeredRun(judged, result, counts)
+
+
+def count_at(changes: list[tuple[float, int]], start: int, t: float) -> int:
+    """Return the instances serving at t: the last change applied before t, else the count at the start."""
+    i = bisect.bisect_right([c[0] for c in changes], t)
+    return changes[i - 1][1] if i else start
+
+
+def _instances(lab, model: str) -> int:
+    groups = settings_of(lab.config.current(model)).instance_groups
+    return groups[0].count if groups else 1

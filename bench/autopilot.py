@@ -1,0 +1,179 @@
+"""The autopilot against the best static config: python -m bench.autopilot [--seconds 150] [--json OUT].
+
+For each shipped trace (flash_crowd, diurnal), compressed to --seconds of playing, on gpu_sim on an embedded server
+(a temporary copy of model_repository/), in one run:
+
+1. **Trace-judged static**: the trace played once per instance count, 1 upward, each scored by the lab's one trace
+   rule (app.experiments.trace_judge: goodput, worst-minute p99, seconds over the SLA, instance-seconds); the best
+   static config is the lowest count that holds the SLA through the trace (seconds over ≤ 1 % of the played span) —
+   so the counting stops at the first that holds: by the rule no higher count can beat it.
+2. **Steady-load choice**: what a steady-load tuner picks — the lowest count whose p99 holds the SLA under a steady
+   Poisson load at the trace's mean rate (STEADY_S measured after a warm-up) — and that config's score on the trace.
+3. **Autopilot**: the trace played once more from 1 instance with the autopilot on (bounds 1..--max-instances,
+   the SLA, instance count only), measured and scored the same way, second by second with the instances served.
+
+Printed per trace: goodput, seconds over the SLA, worst-minute p99, instance-seconds of each, and the autopilot's
+ratios to the best static config, against the issue's targets (seconds over ≤ 0.5×, instance-seconds ≤ 1.0×,
+goodput ≥ 0.98×). Every arm plays the same arrivals (one seed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+from app.autopilot import Bounds
+from app.autopilot_trace import play_steered
+from app.config.edits import set_settings
+from app.config.read import settings_of
+from app.experiments.driving import StudyDriver
+from app.experiments.meter import Meter, merged
+from app.experiments.trace_judge import TraceScore, judge
+from app.experiments.trace_play import TraceLoad, play, score_of
+from app.headless import headless_lab
+from app.knobs import apply_knobs
+from loadgen.rate_trace_load import played_s
+from loadgen.rate_trace_source import trace_of
+from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
+from loadgen.stats import ALL, slas_of
+
+MODEL = "gpu_sim"
+TRACES = ("flash_crowd", "diurnal")
+STEADY_S, STEADY_WARMUP_S = 15.0, 3.0
+TARGETS = {"seconds_over": 0.5, "instance_seconds": 1.0, "goodput": 0.98}
+
+
+def serve(lab, instances: int, delay_us: int) -> None:
+    """Serve gpu_sim with this many instances and max_queue_delay (a no-op when it already does)."""
+    current = lab.config.current(MODEL)
+    wanted = apply_knobs(settings_of(current), {"instance_count": instances, "max_queue_delay_microseconds": delay_us})
+    if wanted != settings_of(current):
+        lab.apply(MODEL, set_settings(current, wanted), f"bench: {instances} instance(s), delay {delay_us} µs")
+
+
+def play_static(lab, load: TraceLoad, sla_ms: float, seed: int, instances: int) -> TraceScore:
+    """Play the trace once on a static count; return its score."""
+    spec = load.spec(MODEL, sla_ms, seed)
+    with Meter(lab.load, lab.endpoint, MODEL, slas_of(spec)) as meter:
+        windows = play(StudyDriver(lab, MODEL, 0, threading.Event()), meter, spec, f"static {instances}")
+    return score_of(windows, spec, sla_ms, instances)
+
+
+def steady_p99(lab, rate: float, sla_ms: float, seed: int) -> float | None:
+    """Return the p99 (ms) under a steady Poisson load at rate, measured STEADY_S after a warm-up."""
+    spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=STEADY_S + 10,
+                    classes=(TrafficClass(sla_ms=sla_ms),), seed=seed)
+    with Meter(lab.load, lab.endpoint, MODEL, slas_of(spec)) as meter:
+        driver = StudyDriver(lab, MODEL, 0, threading.Event())
+        driver.wait_idle(meter)
+        windows = driver.run_fixed(meter, spec, STEADY_WARMUP_S, STEADY_S, "steady")
+    return merged(windows).figures()["client"].get(ALL, {}).get("p99_ms")
+
+
+def one_trace(lab, name: str, seconds: float, scale: float, sla_ms: float, most: int, delay_us: int,
+              seed: int, dwell_s: float) -> dict:
+    """Run the three arms on one trace; return their scores and the autopilot's ratios."""
+    trace = trace_of(ArrivalSpec(kind="rate_trace", rate_trace=name))
+    load = TraceLoad(name, compress=trace.duration_s / seconds, scale=scale)
+    played = played_s(load.spec(MODEL, sla_ms, seed).arrival)
+    print(f"\n== {name}: {load.describe()}, {played:.0f} s played, mean {trace.mean * scale:.0f} req/s, peak "
+          f"{trace.peak * scale:.0f} req/s, SLA p99 {sla_ms:g} ms", flush=True)
+    static: dict[int, TraceScore] = {}
+    for n in range(1, most + 1):
+        serve(lab, n, delay_us)
+        static[n] = play_static(lab, load, sla_ms, seed, n)
+        print(f"  static {n}: {_row(static[n])}", flush=True)
+        if static[n].holds():
+            break
+    verdict = judge({str(n): s for n, s in static.items()})
+    best = int(verdict.pick)
+    steady = None
+    for n in range(1, most + 1):
+        serve(lab, n, delay_us)
+        p99 = steady_p99(lab, trace.mean * scale, sla_ms, seed)
+        print(f"  steady {trace.mean * scale:.0f} req/s on {n}: p99 {p99:.1f} ms" if p99 is not None else
+              f"  steady on {n}: no p99", flush=True)
+        if p99 is not None and p99 <= sla_ms:
+            steady = n
+            break
+    steady = steady or most
+    if steady not in static:
+        serve(lab, steady, delay_us)
+        static[steady] = play_static(lab, load, sla_ms, seed, steady)
+    serve(lab, 1, delay_us)
+    bounds = Bounds(sla_ms, 1, most, (), dwell_s)
+    run = play_steered(lab, MODEL, bounds, load, sla_ms, seed, window_s=3.0, period_s=1.0)
+    auto = run.score
+    print(f"  autopilot: {_row(auto)}; {sum(d.changes for d in run.autopilot.changes)} changes"
+          + (f"; stopped: {run.autopilot.stopped}" if run.autopilot.stopped else ""), flush=True)
+    for d in run.autopilot.changes:
+        print(f"    {time.strftime('%H:%M:%S', time.localtime(d.t))} {d.reason}", flush=True)
+    ratios = {"seconds_over": _ratio(auto.seconds_over, static[best].seconds_over),
+              "instance_seconds": _ratio(auto.instance_seconds, static[best].instance_seconds),
+              "goodput": _ratio(auto.goodput_rps, static[best].goodput_rps)}
+    met = {"seconds_over": auto.seconds_over <= TARGETS["seconds_over"] * static[best].seconds_over,
+           "instance_seconds": ratios["instance_seconds"] <= TARGETS["instance_seconds"],
+           "goodput": ratios["goodput"] >= TARGETS["goodput"]}
+    return {"trace": name, "load": load.to_dict(), "played_s": played, "best_static": best,
+            "verdict": verdict.to_dict(), "steady_choice": steady,
+            "static": {str(n): s.to_dict() for n, s in static.items()}, "autopilot": auto.to_dict(),
+            "autopilot_changes": [d.to_dict() for d in run.autopilot.changes], "ratios": ratios, "met": met}
+
+
+def _row(s: TraceScore) -> str:
+    worst = "—" if s.worst_minute_p99_ms is None else f"{s.worst_minute_p99_ms:.0f} ms"
+    return (f"goodput {s.goodput_rps:.1f}/s, {s.seconds_over} s over of {s.seconds}, worst-minute p99 {worst}, "
+            f"{s.instance_seconds:.0f} instance-s{' (holds)' if s.holds() else ''}")
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return None if not b else a / b
+
+
+def report(results: list[dict]) -> str:
+    """Return the comparison table."""
+    lines = ["", f"{'trace':12} {'arm':22} {'goodput/s':>9} {'s over':>6} {'worst-min p99':>13} {'inst-s':>7}"]
+    for r in results:
+        arms = [(f"best static ({r['best_static']})", r["static"][str(r["best_static"])]),
+                (f"steady choice ({r['steady_choice']})", r["static"][str(r["steady_choice"])]),
+                ("autopilot (from 1)", r["autopilot"])]
+        for arm, s in arms:
+            worst = s["worst_minute_p99_ms"]
+            lines.append(f"{r['trace']:12} {arm:22} {s['goodput_rps']:9.1f} {s['seconds_over']:6d} "
+                         f"{'—' if worst is None else f'{worst:.0f} ms':>13} {s['instance_seconds']:7.0f}")
+        q = r["ratios"]
+        words = ", ".join(f"{k} {'—' if v is None else f'{v:.2f}×'} ({'met' if r['met'][k] else 'NOT met'})"
+                          for k, v in q.items())
+        lines.append(f"{'':12} autopilot / best static: {words}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.autopilot", description=__doc__.splitlines()[0])
+    ap.add_argument("--traces", default=",".join(TRACES), help="comma-separated shipped traces")
+    ap.add_argument("--seconds", type=float, default=150.0, help="played seconds per trace (sets compress)")
+    ap.add_argument("--scale", type=float, default=1.0, help="rate multiplier")
+    ap.add_argument("--sla-ms", type=float, default=50.0)
+    ap.add_argument("--max-instances", type=int, default=3)
+    ap.add_argument("--delay-us", type=int, default=500, help="max_queue_delay of every arm")
+    ap.add_argument("--dwell-s", type=float, default=4.0, help="the autopilot's dwell")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", help="write every figure here")
+    args = ap.parse_args(argv)
+    started = time.time()
+    with headless_lab(None, MODEL) as (lab, where):
+        print(f"bench.autopilot on {where}", flush=True)
+        results = [one_trace(lab, name, args.seconds, args.scale, args.sla_ms, args.max_instances, args.delay_us,
+                             args.seed, args.dwell_s) for name in args.traces.split(",") if name]
+    print(report(results))
+    print(f"\nwall {time.time() - started:.0f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "results": results}, f, indent=2)
+    return 0 if all(all(r["met"].values()) for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The autopilot panel on the Instances page, drawn by Streamlit against the fixture server: off by default, turned
+on from its form (bad bounds refused in words), a clearly marked mode while on, and off again with its study."""
+from __future__ import annotations
+
+from app.autopilot_loop import KIND
+from tests.ui.apptest import ok, open_page, wait_until, widget
+
+PAGE = "lab_pages/instances.py"
+
+
+def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
+    restore_model("gpu_sim")
+    at = open_page(PAGE)
+    assert not lab.jobs.running
+    assert any("turn on the autopilot" in e.label for e in at.expander), [e.label for e in at.expander]
+    assert not any("AUTOPILOT ON" in w.value for w in at.warning)
+
+    widget(at.number_input, "Fewest instances").set_value(3)
+    widget(at.number_input, "Most instances").set_value(2)
+    at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
+    at.run()
+    said = [e.value.replace("\\", "") for e in at.error]  # literal() escapes Markdown marks
+    assert said and "min_instances is 3, above max_instances 2; use min ≤ max" in said[0], said
+    assert not lab.jobs.running
+
+    widget(at.number_input, "Fewest instances").set_value(1)
+    widget(at.number_input, "Most instances").set_value(3)
+    widget(at.number_input, "p99 SLA (ms)").set_value(80.0)
+    at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
+    ok(at.run())
+    try:
+        assert lab.jobs.running and lab.jobs.state.kind == KIND, lab.jobs.state
+        wait_until(lambda: lab.jobs.state.progress is not None, 30, "the autopilot's study")
+        ok(at.run())
+        banner = " ".join(w.value for w in at.warning)
+        assert "AUTOPILOT ON" in banner and "p99 ≤ 80 ms with 1–3 instances" in banner, banner
+        # no traffic: it judges nothing and changes nothing
+        wait_until(lambda: lab.jobs.state.progress is not None and lab.jobs.state.progress.windows >= 1, 30,
+                   "a first window")
+        assert "waiting for enough answers" in lab.jobs.state.progress.current
+        widget(at.button, "Turn the autopilot off").click()
+        ok(at.run())
+        wait_until(lambda: not lab.jobs.running, 30, "the autopilot to stop")
+    finally:
+        lab.jobs.cancel(wait_s=30)
+    ok(at.run())
+    said = " ".join(w.value for w in at.info)
+    study = lab.jobs.state.result.study_id
+    assert "The autopilot is off after" in said and f"study {study}" in said, said
+    stored = lab.experiments.study(study)
+    assert stored.kind == KIND and stored.note == "turned off" and stored.result["changes"] == [], stored
+
+    exp = open_page("lab_pages/experiments.py")  # the run is kept, and its windows replay to the same decisions
+    assert any(f"Autopilot run {study} on" in i.value and "turned off" in i.value for i in exp.success), \
+        [i.value for i in exp.success]
+    widget(exp.button, "Replay its windows through the rules").click()
+    ok(exp.run())
+    said = [s.value for s in exp.success]
+    n = len(stored.result["records"])
+    assert f"Replayed {n} of {n} recorded windows: {n} decisions the same, word for word." in said, said
+    lab.experiments.delete_study(study)  # later pages on this worker show no leftover study
