@@ -164,6 +164,9 @@ QUIET = (
     "tests/loadgen/test_grpc_server.py::test_open_loop_sends_on_schedule_and_gets_every_response",
     "tests/loadgen/test_grpc_server.py::test_a_request_past_its_timeout_is_given_up_and_its_stream_carries_on",
     "tests/config/test_apply.py::test_hot_reload_under_sustained_load",
+    "tests/experiments/test_trace_sweep.py::test_a_trace_judged_sweep_recommends_the_fewest_instances_that_hold_the_"
+    "crowd",
+    "tests/experiments/test_trace_sweep.py::test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace",
 )
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
