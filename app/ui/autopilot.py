@@ -17,18 +17,30 @@ from app.ui.text import literal
 
 
 def autopilot_panel(lab: Lab, model: str, key: str) -> None:
-    """Show the autopilot's state for the model, and (operators) turn it on or off."""
+    """Show the autopilot's state for the model, and (operators) turn it on or off. Only a running autopilot's
+    panel redraws on its own (every 2 s); off, it costs the page nothing between reruns."""
     st.subheader("Autopilot")
+    if _mine(lab, model) and lab.jobs.running:
+        _live(lab, model)
+        return
     _panel(lab, model, key)
 
 
+def _mine(lab: Lab, model: str) -> bool:
+    state = lab.jobs.state
+    return state is not None and state.kind == KIND and getattr(state.progress, "model", model) == model
+
+
 @st.fragment(run_every=2.0)
+def _live(lab: Lab, model: str) -> None:
+    if not lab.jobs.running:  # it stopped (itself, or from another session): the whole page shows how it ended
+        st.rerun(scope="app")
+    _running(lab, lab.jobs.state)
+
+
 def _panel(lab: Lab, model: str, key: str) -> None:
     state = lab.jobs.state
-    mine = state is not None and state.kind == KIND and getattr(state.progress, "model", model) == model
-    if mine and lab.jobs.running:
-        _running(lab, state)
-        return
+    mine = _mine(lab, model)
     if mine and state.finished is not None:
         _ended(state)
     if lab.jobs.running:
