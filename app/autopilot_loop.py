@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from app.autopilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
 from app.autopilot_rules import KnobState
@@ -90,8 +90,8 @@ class AutopilotJob:
 
     kind = KIND
 
-    def __init__(self, lab: StudyLab, model: str, bounds: Bounds, *, window_s: float = WINDOW_S, period_s: float = PERIOD_S,
-                 duration_s: float | None = None, label: str = "",
+    def __init__(self, lab: StudyLab, model: str, bounds: Bounds, *, window_s: float = WINDOW_S,
+                 period_s: float = PERIOD_S, duration_s: float | None = None, label: str = "",
                  clock: Callable[[], float] = time.time) -> None:
         if not 1.0 <= window_s <= 60.0 or not 0.5 <= period_s <= window_s:
             raise ValueError(f"window_s {window_s:g} and period_s {period_s:g}: use a window of 1–60 s and a period "
@@ -230,9 +230,7 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
 
 def bounds_dict(bounds: Bounds) -> dict:
     """Return the bounds as a study stores them."""
-    return {"sla_p99_ms": bounds.sla_p99_ms, "min_instances": bounds.min_instances,
-            "max_instances": bounds.max_instances, "delays_us": list(bounds.delays_us), "dwell_s": bounds.dwell_s,
-            "failure_stop": bounds.failure_stop, "max_per_minute": bounds.max_per_minute}
+    return {**asdict(bounds), "delays_us": list(bounds.delays_us)}
 
 
 def bounds_from(data: dict) -> Bounds:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from app.autopilot import Bounds
 from app.autopilot_loop import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
+from app.autopilot_rules import KnobState
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
 from app.experiments.meter import Meter, merged
@@ -51,7 +52,7 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
     """Play load's trace once on model while the autopilot steers it within bounds; return the run's score."""
     spec = load.spec(model, sla_ms, seed)
     cancel = cancel or threading.Event()
-    start_count = _instances(lab, model)
+    start_count = KnobState.of(settings_of(lab.config.current(model))).instances
     job = AutopilotJob(lab, model, bounds, window_s=window_s, period_s=period_s,
                        label=f"autopilot on {model} under {load.describe()}")
     off = threading.Event()
@@ -79,7 +80,3 @@ def count_at(changes: list[tuple[float, int]], start: int, t: float) -> int:
     i = bisect.bisect_right([c[0] for c in changes], t)
     return changes[i - 1][1] if i else start
 
-
-def _instances(lab, model: str) -> int:
-    groups = settings_of(lab.config.current(model)).instance_groups
-    return groups[0].count if groups else 1
