@@ -19,6 +19,12 @@ Pure: decide() reads one window's Figures and the served ModelSettings and retur
 - Never oscillate: at least dwell_s between two changes (a reload must show in a window of its own), at most
   max_per_minute changes in any 60 s, no step down for HYSTERESIS_DWELLS × dwell_s after a step up or a window near
   the SLA, and that hold doubled (up to MAX_HOLD_S) each time a step down had to be undone within FLAP_DWELLS dwells.
+- With a forecast (app.autopilot_forecast: an Outlook per window, the rate expected within its lead and within a
+  longer horizon) and a rate one instance carries (the forecast's, else the one measured saturated): add instances
+  before the expected rate arrives (sized with AHEAD_HEADROOM), and give one back when the rate expected over the
+  longer horizon needs fewer and p99 is not near the SLA; the reactive rules stay the safety net, and no quiet
+  step down happens while the forecast still needs the count. A planned change is not held back by hysteresis
+  after it (the forecast says when it ends); a window near the SLA still is.
 - An instance count outside the bounds is brought to the nearest bound first: the user's bounds win.
 - Stop, and say why, on a refused apply, a failure rate above failure_stop (judged, like latency, on
   MIN_SAMPLES attempts that ended), a server restart, a config changed by someone else (the autopilot would fight
@@ -30,9 +36,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from app.autopilot_rules import (ACT_SHARE, FLAP_DWELLS, RELAX_SHARE, RELAX_WINDOWS, RELAXING, REMOVE, Bounds,
-                                 BoundsError, KnobState, Step, cannot_steer, end_words, hold_s, into_bounds, outrun,
-                                 pressure_words, quiet_words, relax, still_needed, tighten)
+from app.autopilot_forecast import Outlook
+from app.autopilot_rules import (ACT_SHARE, FLAP_DWELLS, RELAX_SHARE, RELAX_WINDOWS, RELAXING,
+                                 REMOVE, Bounds, BoundsError, KnobState, Step, ahead, ahead_needs, ahead_relax,
+                                 cannot_steer, end_words, hold_s, into_bounds, outrun, pressure_words, quiet_words,
+                                 relax, still_needed, tighten)
 from app.config.settings import ModelSettings
 from app.diagnosis import Symptoms, percent
 from app.diagnosis_window import window_from
@@ -118,9 +126,11 @@ class Autopilot:
         """Return every change it decided and its stop, in order (what a study saves)."""
         return tuple(self._log)
 
-    def decide(self, figures: Figures, settings: ModelSettings, now: float, no_room: str = "") -> Decision:
+    def decide(self, figures: Figures, settings: ModelSettings, now: float, no_room: str = "",
+               outlook: Outlook | None = None) -> Decision:
         """Return the decision for one window of the model as it serves settings. no_room: why one more instance
-        would not fit (the GPU panel's words; '' when it fits or nothing is known) — then none is added."""
+        would not fit (the GPU panel's words; '' when it fits or nothing is known) — then none is added. outlook:
+        what a forecast expects from now (None: react to the window alone)."""
         if self._stopped:
             return Decision(now, STOP, f"stopped: {self._stopped}", stop=self._stopped)
         state = KnobState.of(settings)
@@ -138,7 +148,9 @@ class Autopilot:
         waiting = self._not_judged(figures)
         if waiting:
             return Decision(now, WAIT, waiting, figures=numbers)
-        return self._judge(figures, symptoms, state, numbers, now, no_room)
+        if outlook is not None:
+            numbers["forecast"] = outlook.to_dict()
+        return self._judge(figures, symptoms, state, numbers, now, no_room, outlook)
 
     def record(self, outcome: Outcome) -> None:
         """Take what the lab did with the last decision: an applied change starts the dwell; a refusal or a restart
@@ -157,7 +169,7 @@ class Autopilot:
             _, step, state = pending
             self._changes[-1] = t  # the dwell counts from when the new config served
             self._expected = state
-            if step.tightens:
+            if step.tightens and not step.planned:
                 undone = self._last_down is not None and t - self._last_down < FLAP_DWELLS * self.bounds.dwell_s
                 self._flaps += undone
                 self._last_up = max(t, self._last_up or t)
@@ -165,7 +177,7 @@ class Autopilot:
                 self._last_down = t
 
     def _judge(self, figures: Figures, symptoms: Symptoms, state: KnobState, numbers: dict, now: float,
-               no_room: str = "") -> Decision:
+               no_room: str = "", outlook: Outlook | None = None) -> Decision:
         """Return the decision for a window fit to judge: a step, held by the pace rules or not, or a hold."""
         rising = self._rising(symptoms.waiting_share)
         p99 = figures.get("p99_ms")
@@ -175,7 +187,7 @@ class Autopilot:
         if outrun(symptoms.offered_rps, served) > 1:
             self._note_saturated(state.instances, served)
         self._count_quiet(figures, p99)
-        step, why = self._step(figures, symptoms, state, rising, no_room)
+        step, why = self._step(figures, symptoms, state, rising, no_room, outlook)
         if step is None:
             return Decision(now, HOLD, why, figures=numbers)
         reason = f"{why}: {step.words}" if why else step.words
@@ -190,31 +202,48 @@ class Autopilot:
         return decision
 
     def _step(self, figures: Figures, symptoms: Symptoms, state: KnobState, rising: bool,
-              no_room: str = "") -> tuple[Step | None, str]:
+              no_room: str = "", outlook: Outlook | None = None) -> tuple[Step | None, str]:
         """Return the step the window calls for and the words for why (no step: why not)."""
         p99, sla = figures.get("p99_ms"), self.bounds.sla_p99_ms
         served = served_rps(figures)
         bounded = into_bounds(state, self.bounds)
         if bounded is not None:
             return bounded, ""
+        # no room for one more instance (GPU memory): the count it has is the most it may have, this window
+        room = replace(self.bounds, max_instances=max(self.bounds.min_instances, state.instances)) \
+            if no_room and state.instances < self.bounds.max_instances else self.bounds
+        per = self._instance_rps(outlook)
+        if outlook is not None and per:
+            planned = ahead(state, outlook, per, room)
+            if planned is not None:
+                return planned, ""
         if p99 >= ACT_SHARE * sla:
             why = pressure_words(p99, symptoms, sla, rising)
-            # no room for one more instance (GPU memory): the count it has is the most it may have, this window
-            room = replace(self.bounds, max_instances=max(self.bounds.min_instances, state.instances)) \
-                if no_room and state.instances < self.bounds.max_instances else self.bounds
             step = tighten(state, symptoms, room, served)
             if step is None and room is not self.bounds:
                 return None, f"{why}: no instance added: {no_room}"
             return step, why if step else f"{why}: {end_words(state, self.bounds)}"
+        if outlook is not None and per:
+            planned = ahead_relax(state, outlook, per, self.bounds)
+            if planned is not None:
+                return planned, ""
         if self._quiet >= RELAX_WINDOWS:
             step = relax(state, self.bounds, self._start_delay)
             why = quiet_words(p99, sla, self._quiet, self._quiet_t1 - self._quiet_since)
-            per = self._saturated[1] if self._saturated else None
-            needed = still_needed(state, symptoms.offered_rps, per) if step and step.kind == REMOVE else ""
+            learned = self._saturated[1] if self._saturated else None
+            needed = (still_needed(state, symptoms.offered_rps, learned) or ahead_needs(state, outlook, per)) \
+                if step and step.kind == REMOVE else ""
             if needed:  # queueing is steep: 50 % of the SLA with n instances can be over it with n - 1
                 return None, f"{why}: −1 instance held: {needed}"
             return step, why if step else f"{why}: nothing left to give back within the bounds"
         return None, f"p99 {p99:.1f} ms, {percent(p99 / sla)} of the {sla:g} ms SLA: holding"
+
+    def _instance_rps(self, outlook: Outlook | None) -> float | None:
+        """Return the requests/s one instance carries for sizing to a forecast: the one given with it, else the
+        one measured when arrivals last outran service (None: neither is known yet)."""
+        if outlook is not None and outlook.instance_rps:
+            return outlook.instance_rps
+        return self._saturated[1] if self._saturated else None
 
     def _held(self, step: Step, now: float) -> str:
         """Return why the pace rules hold a step back now ('' when they let it through)."""

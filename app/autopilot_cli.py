@@ -3,8 +3,9 @@
 It drives its own traffic — a shipped or recorded rate trace (--trace), or a steady Poisson rate (--rate) — because it
 judges the p99 of the lab's own requests, and steers the model within the bounds until the traffic ends (or
 --duration-s, or Ctrl-C), printing every change with its reason. On the embedded server (a temporary copy of the
-repository) nothing of the folder changes; on TRITON_URL's server the config it left keeps serving. Exits 0 when it
-ran to the end, 1 when it stopped itself (why on stderr), 2 on bad arguments or a failure.
+repository) nothing of the folder changes; on TRITON_URL's server the config it left keeps serving. With
+--forecast (a trace it expects: the played one, or another day's) it adds instances before the rate arrives.
+Exits 0 when it ran to the end, 1 when it stopped itself (why on stderr), 2 on bad arguments or a failure.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from app.autopilot import Bounds
+from app.autopilot_forecast import LEAD_S, Forecast
 from app.autopilot_loop import PERIOD_S, WINDOW_S, AutopilotJob, bounds_dict
 from app.headless import cancel_on_signals, headless_lab
 from loadgen.spec import LoadSpec, Mode, TrafficClass
@@ -41,6 +43,13 @@ def add_arguments(sub, common: argparse.ArgumentParser, numbers) -> None:
     cmd.add_argument("--scale", type=float, default=1.0, help="trace: rate multiplier")
     cmd.add_argument("--duration-s", type=float, help="stop after this long (default: the trace's played span; "
                      "with --rate, 300)")
+    cmd.add_argument("--forecast", help="with --trace: a rate trace to add instances ahead of — 'same' (the played "
+                     "trace), a shipped trace or a rate file (e.g. yesterday's), played with the same --compress and "
+                     "--scale from the playback's start (default: none, react to the windows alone)")
+    cmd.add_argument("--lead-s", type=float, default=LEAD_S, help=f"forecast: how far ahead to size (default "
+                     f"{LEAD_S:g} s)")
+    cmd.add_argument("--instance-rps", type=float, help="forecast: the requests/s one instance carries (a sweep's "
+                     "operating point); default: measured live when arrivals first outrun service")
 
 
 def traffic_for(args) -> LoadSpec:
@@ -54,6 +63,23 @@ def traffic_for(args) -> LoadSpec:
     return trace_load(base, args.trace, args.compress, args.scale)
 
 
+def forecast_for(args) -> Forecast | None:
+    """Return the forecast asked for (None: none), or raise ValueError/TraceError with the fix."""
+    if args.forecast is None:
+        if args.instance_rps is not None:
+            raise ValueError("--instance-rps sizes ahead of a forecast: give --forecast too")
+        return None
+    if args.trace is None:
+        raise ValueError("--forecast needs --trace: the forecast is aligned to the trace's playback")
+    from loadgen.rate_trace_source import trace_of  # noqa: PLC0415
+    from loadgen.spec import ArrivalSpec  # noqa: PLC0415
+
+    name = args.trace if args.forecast == "same" else args.forecast
+    trace = trace_of(ArrivalSpec(kind="rate_trace", rate_trace=name))
+    return Forecast.of_trace(trace, args.compress, args.scale, lead_s=args.lead_s, instance_rps=args.instance_rps,
+                             source="the played trace" if args.forecast == "same" else name)
+
+
 def run(args) -> int:
     """Run the autopilot as asked; print its changes (and, under a trace, the trace's score); return the exit code."""
     if args.report:
@@ -61,6 +87,7 @@ def run(args) -> int:
     bounds = Bounds(args.sla_ms, args.min_instances, args.max_instances, tuple(args.delays_us), args.dwell_s,
                     args.failure_stop)
     spec = traffic_for(args)  # checked before any server starts
+    forecast = forecast_for(args)
     seconds = args.duration_s or spec.duration_s
     out: dict = {"model": args.model, "bounds": bounds_dict(bounds)}
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
@@ -74,7 +101,7 @@ def run(args) -> int:
 
             steered = play_steered(lab, args.model, bounds, TraceLoad(args.trace, args.compress, args.scale),
                                    args.sla_ms, args.seed, window_s=args.window_s, period_s=args.period_s,
-                                   cancel=cancel, progress=_printer())
+                                   cancel=cancel, progress=_printer(), forecast=forecast)
             result, judged = steered.autopilot, steered.score
             print(f"on the trace: goodput {judged.goodput_rps:.1f}/s, {judged.seconds_over} of {judged.seconds} s "
                   f"over the SLA, worst-minute p99 {judged.worst_minute_p99_ms or 0:.1f} ms, "

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from app.autopilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
-from app.autopilot_rules import KnobState
+from app.autopilot_forecast import ForecastClock, Outlook
+from app.autopilot_rules import KnobState, hold_s
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.read import settings_of
@@ -53,6 +54,7 @@ class AutopilotProgress:
     serving: dict = field(default_factory=dict)  # instances and delay_us as served now
     stopped: str = ""  # why it stopped itself ('' while it runs)
     finished: bool = False
+    forecast: str = ""  # what it sizes ahead of ('' without a forecast)
 
     # what every study's progress offers the Experiments page's job panel and the demo story
     @property
@@ -92,7 +94,8 @@ class AutopilotJob:
 
     def __init__(self, lab: StudyLab, model: str, bounds: Bounds, *, window_s: float = WINDOW_S,
                  period_s: float = PERIOD_S, duration_s: float | None = None, label: str = "",
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, forecast: ForecastClock | None = None,
+                 since: Callable[[], float | None] | None = None) -> None:
         if not 1.0 <= window_s <= 60.0 or not 0.5 <= period_s <= window_s:
             raise ValueError(f"window_s {window_s:g} and period_s {period_s:g}: use a window of 1–60 s and a period "
                              "of 0.5 s up to the window")
@@ -100,6 +103,8 @@ class AutopilotJob:
         self.window_s, self.period_s, self.duration_s, self._clock = window_s, period_s, duration_s, clock
         self.label = label or f"autopilot on {model} (p99 ≤ {bounds.sla_p99_ms:g} ms)"
         self.pilot = Autopilot(bounds, clock=clock)
+        self.forecast = forecast  # None: it reacts to the windows alone
+        self._since = since  # when the traffic it steers for began (None from it: not yet); windows start after it
         self.records: list[dict] = []  # every judged window of the run (what its study keeps)
 
     def run(self, progress: Callable[[object], None], cancel: threading.Event) -> AutopilotResult:
@@ -109,9 +114,11 @@ class AutopilotJob:
         settings = settings_of(lab.config.current(model))
         study_id = lab.experiments.add_study(Study(
             KIND, self.label, model, {"bounds": bounds_dict(self.bounds), "window_s": self.window_s,
-                                      "period_s": self.period_s, "duration_s": self.duration_s},
+                                      "period_s": self.period_s, "duration_s": self.duration_s,
+                                      "forecast": self._forecast_params()},
             started, base_config=lab.config.current_text(model), env=environment(lab, model)))
-        state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings))
+        state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings),
+                                  forecast=self.forecast.forecast.source if self.forecast is not None else "")
         progress(state)
         records = self.records
         status, note = DONE, "turned off"
@@ -157,12 +164,19 @@ class AutopilotJob:
         # the window ends just before now: the generator hands its records over every 50 ms (the served rate is
         # the clients' answered rate, app.autopilot.served_rps, so no scrape lag holds the decision back)
         end = now - HANDOVER_S
-        figures = lab.measure(model, end - self.window_s, end)
+        begin = end - self.window_s
+        if self._since is not None:  # an earlier load's answers say nothing about the traffic it steers for
+            since = self._since()
+            if since is None or since >= end:
+                return None
+            begin = max(begin, since)
+        figures = lab.measure(model, begin, end)
         room = gpu_room(lab, model, settings)
-        decision = self.pilot.decide(figures, settings, now, no_room=room)
+        outlook = self.forecast.outlook(now, later_s(self.bounds)) if self.forecast is not None else None
+        decision = self.pilot.decide(figures, settings, now, no_room=room, outlook=outlook)
         state.windows += 1
         state.last, state.serving = decision, _serving(settings)
-        records.append(record_of(figures, settings, decision, room))
+        records.append(record_of(figures, settings, decision, room, outlook))
         if decision.changes:
             try:
                 lab.apply(model, set_settings(config, apply_knobs(settings, decision.knobs)), decision.marker_text)
@@ -175,6 +189,20 @@ class AutopilotJob:
                 state.serving = _serving(settings_of(lab.config.current(model)))
         state.changes = list(self.pilot.log)
         return self.pilot.log[-1] if self.pilot.stopped else decision
+
+
+    def _forecast_params(self) -> dict | None:
+        """Return what the study keeps of the forecast (its curve stays with its source)."""
+        if self.forecast is None:
+            return None
+        f = self.forecast.forecast
+        return {"source": f.source, "lead_s": f.lead_s, "instance_rps": f.instance_rps, "span_s": f.span_s}
+
+
+def later_s(bounds: Bounds) -> float:
+    """Return the forecast horizon a step down must still carry: the hold after a step up (a step down the
+    forecast would undo sooner than that is a flap)."""
+    return hold_s(bounds, 0)
 
 
 def gpu_room(lab: StudyLab, model: str, settings: ModelSettings) -> str:
@@ -197,11 +225,15 @@ def gpu_room(lab: StudyLab, model: str, settings: ModelSettings) -> str:
     return next_instance_fits(gpus, memory_per_instance(seen), devices) or ""
 
 
-def record_of(figures: Figures, settings: ModelSettings, decision: Decision, room: str = "") -> dict:
-    """Return what a study keeps of one judged window: the figures, the knobs served, the GPU room and the
-    decision (what replay() feeds the autopilot again)."""
-    return {"figures": {"t0": figures.t0, "t1": figures.t1, "client": figures.client, "server": figures.server},
-            "serving": _serving(settings), "no_room": room, "decision": decision.to_dict()}
+def record_of(figures: Figures, settings: ModelSettings, decision: Decision, room: str = "",
+              outlook: Outlook | None = None) -> dict:
+    """Return what a study keeps of one judged window: the figures, the knobs served, the GPU room, the forecast's
+    outlook and the decision (what replay() feeds the autopilot again)."""
+    record = {"figures": {"t0": figures.t0, "t1": figures.t1, "client": figures.client, "server": figures.server},
+              "serving": _serving(settings), "no_room": room, "decision": decision.to_dict()}
+    if outlook is not None:
+        record["outlook"] = outlook.to_dict()
+    return record
 
 
 def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list[Decision]:
@@ -217,7 +249,8 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
         if served.get("delay_us") is not None:
             knobs["max_queue_delay_microseconds"] = served["delay_us"]
         window = Figures.from_dict(rec.get("figures"))
-        decision = pilot.decide(window, apply_knobs(settings, knobs), rec["decision"]["t"], rec.get("no_room", ""))
+        decision = pilot.decide(window, apply_knobs(settings, knobs), rec["decision"]["t"], rec.get("no_room", ""),
+                                Outlook.from_dict(rec.get("outlook")))
         out.append(decision)
         if decision.changes:
             clock[0] = rec.get("applied_t", decision.t)

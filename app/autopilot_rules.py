@@ -16,6 +16,8 @@ RELAX_SHARE = 0.5  # p99 under this share of the SLA ...
 RELAX_WINDOWS = 3  # ... in this many disjoint windows in a row: room to give capacity back (one quiet window is luck)
 OUTRUN = 1.1  # offered at least this multiple of served: arrivals outrun service by a measured shortfall, not noise
 HEADROOM = 1.2  # size for offered × this: instances 100 % busy still queue without bound (p99 grows as load → 1)
+AHEAD_HEADROOM = 1.5  # size for a forecast rate × this (two-thirds busy): a forecast is not exact, and p99 climbs
+#                      steeply past that — the reactive rules' HEADROOM answers a shortfall already measured
 HYSTERESIS_DWELLS = 3  # no step down for this many dwells after a step up or a window near the SLA ...
 FLAP_DWELLS = 6  # ... and twice that hold each time a step down had to be undone within this many dwells ...
 MAX_HOLD_S = 600.0  # ... up to 10 minutes: a count that is needed now and then stays
@@ -101,6 +103,7 @@ class Step:
     knobs: dict
     words: str
     tightens: bool
+    planned: bool = False  # sized from a forecast: the forecast, not the hysteresis, says when it ends
 
 
 def cannot_steer(settings: ModelSettings) -> str:
@@ -145,6 +148,49 @@ def tighten(state: KnobState, symptoms: Symptoms, bounds: Bounds, served_rps: fl
            if ratio > 1 else "")
     return Step(ADD, {"instance_count": n + more},
                 f"{why}+{more} instance{'s' if more > 1 else ''} ({n} → {n + more})", True)
+
+
+def instances_for(rate_rps: float, per_instance_rps: float) -> int:
+    """Return the instances that carry rate_rps at per_instance_rps each with AHEAD_HEADROOM spare (at least 1)."""
+    return max(1, math.ceil(rate_rps * AHEAD_HEADROOM / per_instance_rps))
+
+
+def ahead(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
+    """Return the step that sizes the instance count for the rate the forecast expects within its lead (outlook:
+    app.autopilot_forecast.Outlook), or None when the count serving carries it (or it is the bounds' most)."""
+    want = min(instances_for(outlook.soon_rps, per_instance_rps), bounds.max_instances)
+    n = state.instances
+    if want <= n:
+        return None
+    return Step(ADD, {"instance_count": want},
+                f"the forecast ({outlook.source}) expects {outlook.soon_rps:,.0f}/s within {outlook.lead_s:g} s, "
+                f"{per_instance_rps:,.0f}/s per instance: +{want - n} instance{'s' if want - n > 1 else ''} "
+                f"({n} → {want}) before it arrives", True, planned=True)
+
+
+def ahead_relax(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
+    """Return one instance fewer when the highest rate the forecast expects for its longer horizon needs fewer
+    than serve now (None otherwise, or at the bounds' fewest)."""
+    need = max(instances_for(outlook.later_rps, per_instance_rps), bounds.min_instances)
+    n = state.instances
+    if need >= n:
+        return None
+    return Step(REMOVE, {"instance_count": n - 1},
+                f"the forecast ({outlook.source}) expects at most {outlook.later_rps:,.0f}/s for the next "
+                f"{outlook.later_s:g} s, which {need} instance{'s' if need > 1 else ''} carry at "
+                f"{per_instance_rps:,.0f}/s each: −1 instance ({n} → {n - 1}) to save cost", False, planned=True)
+
+
+def ahead_needs(state: KnobState, outlook, per_instance_rps: float | None) -> str:
+    """Return why the forecast needs the instances serving for its longer horizon ('' when it does not, or when
+    there is no forecast or no rate per instance)."""
+    if outlook is None or not per_instance_rps:
+        return ""
+    need = instances_for(outlook.later_rps, per_instance_rps)
+    if need < state.instances:
+        return ""
+    return (f"the forecast ({outlook.source}) expects {outlook.later_rps:,.0f}/s within {outlook.later_s:g} s, "
+            f"which needs {need} instances at {per_instance_rps:,.0f}/s each")
 
 
 def outrun(offered_rps: float | None, served_rps: float | None) -> float:

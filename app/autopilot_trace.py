@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.autopilot import Bounds
+from app.autopilot_forecast import Forecast, ForecastClock
 from app.autopilot_loop import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
 from app.autopilot_rules import KnobState
 from app.config.read import settings_of
@@ -48,13 +50,23 @@ class _Steered(StudyDriver):
 
 def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla_ms: float, seed: int = 1, *,
                  window_s: float = WINDOW_S, period_s: float = PERIOD_S, cancel: threading.Event | None = None,
-                 progress: Callable[[object], None] | None = None) -> SteeredRun:
-    """Play load's trace once on model while the autopilot steers it within bounds; return the run's score."""
+                 progress: Callable[[object], None] | None = None, forecast: Forecast | None = None) -> SteeredRun:
+    """Play load's trace once on model while the autopilot steers it within bounds; return the run's score.
+    forecast: a rate curve aligned to the playback's start (the played trace, or another day's), which the
+    autopilot sizes ahead of; None: it reacts to the windows alone."""
     spec = load.spec(model, sla_ms, seed)
     cancel = cancel or threading.Event()
     start_count = KnobState.of(settings_of(lab.config.current(model))).instances
+    begun = time.time()
+
+    def started() -> float | None:  # the playback's own start (the generator's earlier runs say nothing)
+        t0 = lab.load.last_started_at
+        return t0 if t0 is not None and t0 >= begun else None
+
     job = AutopilotJob(lab, model, bounds, window_s=window_s, period_s=period_s,
-                       label=f"autopilot on {model} under {load.describe()}")
+                       label=f"autopilot on {model} under {load.describe()}"
+                             + (f", forecast: {forecast.source}" if forecast is not None else ""),
+                       forecast=ForecastClock(forecast, started) if forecast is not None else None, since=started)
     off = threading.Event()
     out: dict = {}
     pilot = threading.Thread(target=lambda: out.update(result=job.run(progress or (lambda p: None), off)),

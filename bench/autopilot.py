@@ -9,12 +9,17 @@ For each shipped trace (flash_crowd, diurnal), compressed to --seconds of playin
    so the counting stops at the first that holds: by the rule no higher count can beat it.
 2. **Steady-load choice**: what a steady-load tuner picks — the lowest count whose p99 holds the SLA under a steady
    Poisson load at the trace's mean rate (STEADY_S measured after a warm-up) — and that config's score on the trace.
-3. **Autopilot**: the trace played once more from 1 instance with the autopilot on (bounds 1..--max-instances,
-   the SLA, instance count only), measured and scored the same way, second by second with the instances served.
+3. **Autopilot, reactive**: the trace played once more from 1 instance with the autopilot on (bounds
+   1..--max-instances, the SLA, instance count only), measured and scored the same way, second by second with the
+   instances served.
+4. **Autopilot with a forecast**: the same, with a forecast of the traffic — *another day* of the same trace (the
+   shipped generator's shape with other noise, make_shipped_traces(seed + FORECAST_SEED)), not the arrivals it
+   plays — and the rate one instance carries, measured before by a probe (one instance overrun at the trace's peak
+   rate for PROBE_S: its served rate), as a user gets it from a sweep.
 
-Printed per trace: goodput, seconds over the SLA, worst-minute p99, instance-seconds of each, and the autopilot's
+Printed per trace: goodput, seconds over the SLA, worst-minute p99, instance-seconds of each, and each autopilot's
 ratios to the best static config, against the issue's targets (seconds over ≤ 0.5×, instance-seconds ≤ 1.0×,
-goodput ≥ 0.98×). Every arm plays the same arrivals (one seed).
+goodput ≥ 0.98×); the exit code is the forecast arm's. Every arm plays the same arrivals (one seed).
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ import threading
 import time
 
 from app.autopilot import Bounds
+from app.autopilot_forecast import Forecast
 from app.autopilot_trace import play_steered
 from app.config.edits import set_settings
 from app.config.read import settings_of
@@ -35,6 +41,7 @@ from app.experiments.trace_play import TraceLoad, play, score_of
 from app.headless import headless_lab
 from app.knobs import apply_knobs
 from loadgen.rate_trace_load import played_s
+from loadgen.rate_trace_shipped import make_shipped_traces
 from loadgen.rate_trace_source import trace_of
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
 from loadgen.stats import ALL, slas_of
@@ -42,6 +49,8 @@ from loadgen.stats import ALL, slas_of
 MODEL = "gpu_sim"
 TRACES = ("flash_crowd", "diurnal")
 STEADY_S, STEADY_WARMUP_S = 15.0, 3.0
+PROBE_S, PROBE_WARMUP_S = 5.0, 2.0
+FORECAST_SEED = 100  # the forecast is the shipped shape drawn with seed 28 + this: another day, other noise
 TARGETS = {"seconds_over": 0.5, "instance_seconds": 1.0, "goodput": 0.98}
 
 
@@ -61,19 +70,32 @@ def play_static(lab, load: TraceLoad, sla_ms: float, seed: int, instances: int) 
     return score_of(windows, spec, sla_ms, instances)
 
 
-def steady_p99(lab, rate: float, sla_ms: float, seed: int) -> float | None:
-    """Return the p99 (ms) under a steady Poisson load at rate, measured STEADY_S after a warm-up."""
-    spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=STEADY_S + 10,
+def steady(lab, rate: float, sla_ms: float, seed: int, warmup_s: float = STEADY_WARMUP_S,
+           seconds: float = STEADY_S) -> dict:
+    """Return the clients' figures under a steady Poisson load at rate, measured seconds after a warm-up."""
+    spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=warmup_s + seconds + 10,
                     classes=(TrafficClass(sla_ms=sla_ms),), seed=seed)
     with Meter(lab.load, lab.endpoint, MODEL, slas_of(spec)) as meter:
         driver = StudyDriver(lab, MODEL, 0, threading.Event())
         driver.wait_idle(meter)
-        windows = driver.run_fixed(meter, spec, STEADY_WARMUP_S, STEADY_S, "steady")
-    return merged(windows).figures()["client"].get(ALL, {}).get("p99_ms")
+        windows = driver.run_fixed(meter, spec, warmup_s, seconds, "steady")
+    return merged(windows).figures()["client"].get(ALL, {})
+
+
+def steady_p99(lab, rate: float, sla_ms: float, seed: int) -> float | None:
+    """Return the p99 (ms) under a steady Poisson load at rate, measured STEADY_S after a warm-up."""
+    return steady(lab, rate, sla_ms, seed).get("p99_ms")
+
+
+def probe_instance_rps(lab, rate: float, sla_ms: float, seed: int, delay_us: int) -> float:
+    """Return what one instance serves when overrun: an open loop at rate (above its capacity) for PROBE_S after a
+    warm-up, the clients' answered requests/s."""
+    serve(lab, 1, delay_us)
+    return float(steady(lab, rate, sla_ms, seed, PROBE_WARMUP_S, PROBE_S).get("throughput_rps") or 0.0)
 
 
 def one_trace(lab, name: str, seconds: float, scale: float, sla_ms: float, most: int, delay_us: int,
-              seed: int, dwell_s: float) -> dict:
+              seed: int, dwell_s: float, reactive: bool = True) -> dict:
     """Run the three arms on one trace; return their scores and the autopilot's ratios."""
     trace = trace_of(ArrivalSpec(kind="rate_trace", rate_trace=name))
     load = TraceLoad(name, compress=trace.duration_s / seconds, scale=scale)
@@ -89,37 +111,58 @@ def one_trace(lab, name: str, seconds: float, scale: float, sla_ms: float, most:
             break
     verdict = judge({str(n): s for n, s in static.items()})
     best = int(verdict.pick)
-    steady = None
+    steady_n = None
     for n in range(1, most + 1):
         serve(lab, n, delay_us)
         p99 = steady_p99(lab, trace.mean * scale, sla_ms, seed)
         print(f"  steady {trace.mean * scale:.0f} req/s on {n}: p99 {p99:.1f} ms" if p99 is not None else
               f"  steady on {n}: no p99", flush=True)
         if p99 is not None and p99 <= sla_ms:
-            steady = n
+            steady_n = n
             break
-    steady = steady or most
-    if steady not in static:
-        serve(lab, steady, delay_us)
-        static[steady] = play_static(lab, load, sla_ms, seed, steady)
-    serve(lab, 1, delay_us)
+    steady_n = steady_n or most
+    if steady_n not in static:
+        serve(lab, steady_n, delay_us)
+        static[steady_n] = play_static(lab, load, sla_ms, seed, steady_n)
     bounds = Bounds(sla_ms, 1, most, (), dwell_s)
-    run = play_steered(lab, MODEL, bounds, load, sla_ms, seed, window_s=3.0, period_s=1.0)
+    arms: dict[str, dict] = {}
+    if reactive:
+        serve(lab, 1, delay_us)
+        arms["reactive"] = _autopilot_arm(lab, "autopilot", bounds, load, sla_ms, seed, None, static[best])
+    per = probe_instance_rps(lab, trace.peak * scale, sla_ms, seed, delay_us)
+    print(f"  probe: one instance overrun at {trace.peak * scale:.0f} req/s serves {per:.0f} req/s", flush=True)
+    day = make_shipped_traces(28 + FORECAST_SEED)[name]
+    forecast = Forecast.of_trace(day, load.compress, scale, instance_rps=per or None,
+                                 source=f"another day of {name}")
+    serve(lab, 1, delay_us)
+    arms["forecast"] = _autopilot_arm(lab, "autopilot + forecast", bounds, load, sla_ms, seed, forecast,
+                                      static[best])
+    return {"trace": name, "load": load.to_dict(), "played_s": played, "best_static": best,
+            "verdict": verdict.to_dict(), "steady_choice": steady_n, "instance_rps": per,
+            "static": {str(n): s.to_dict() for n, s in static.items()}, "arms": arms,
+            # the forecast arm's figures, under the keys of the first version's --json
+            "autopilot": arms["forecast"]["score"], "ratios": arms["forecast"]["ratios"],
+            "met": arms["forecast"]["met"]}
+
+
+def _autopilot_arm(lab, what: str, bounds: Bounds, load: TraceLoad, sla_ms: float, seed: int,
+                   forecast: Forecast | None, best: TraceScore) -> dict:
+    """Play the trace from 1 instance under the autopilot (with the forecast, or reactive); return its score, its
+    changes and its ratios to the best static config."""
+    run = play_steered(lab, MODEL, bounds, load, sla_ms, seed, window_s=3.0, period_s=1.0, forecast=forecast)
     auto = run.score
-    print(f"  autopilot: {_row(auto)}; {sum(d.changes for d in run.autopilot.changes)} changes"
+    print(f"  {what}: {_row(auto)}; {sum(d.changes for d in run.autopilot.changes)} changes"
           + (f"; stopped: {run.autopilot.stopped}" if run.autopilot.stopped else ""), flush=True)
     for d in run.autopilot.changes:
         print(f"    {time.strftime('%H:%M:%S', time.localtime(d.t))} {d.reason}", flush=True)
-    ratios = {"seconds_over": _ratio(auto.seconds_over, static[best].seconds_over),
-              "instance_seconds": _ratio(auto.instance_seconds, static[best].instance_seconds),
-              "goodput": _ratio(auto.goodput_rps, static[best].goodput_rps)}
-    met = {"seconds_over": auto.seconds_over <= TARGETS["seconds_over"] * static[best].seconds_over,
+    ratios = {"seconds_over": _ratio(auto.seconds_over, best.seconds_over),
+              "instance_seconds": _ratio(auto.instance_seconds, best.instance_seconds),
+              "goodput": _ratio(auto.goodput_rps, best.goodput_rps)}
+    met = {"seconds_over": auto.seconds_over <= TARGETS["seconds_over"] * best.seconds_over,
            "instance_seconds": ratios["instance_seconds"] <= TARGETS["instance_seconds"],
            "goodput": ratios["goodput"] >= TARGETS["goodput"]}
-    return {"trace": name, "load": load.to_dict(), "played_s": played, "best_static": best,
-            "verdict": verdict.to_dict(), "steady_choice": steady,
-            "static": {str(n): s.to_dict() for n, s in static.items()}, "autopilot": auto.to_dict(),
-            "autopilot_changes": [d.to_dict() for d in run.autopilot.changes], "ratios": ratios, "met": met}
+    return {"score": auto.to_dict(), "changes": [d.to_dict() for d in run.autopilot.changes], "ratios": ratios,
+            "met": met, "counts": list(run.counts)}
 
 
 def _row(s: TraceScore) -> str:
@@ -132,21 +175,24 @@ def _ratio(a: float, b: float) -> float | None:
     return None if not b else a / b
 
 
+ARM_NAMES = {"reactive": "autopilot (from 1)", "forecast": "autopilot + forecast"}
+
+
 def report(results: list[dict]) -> str:
     """Return the comparison table."""
     lines = ["", f"{'trace':12} {'arm':22} {'goodput/s':>9} {'s over':>6} {'worst-min p99':>13} {'inst-s':>7}"]
     for r in results:
         arms = [(f"best static ({r['best_static']})", r["static"][str(r["best_static"])]),
-                (f"steady choice ({r['steady_choice']})", r["static"][str(r["steady_choice"])]),
-                ("autopilot (from 1)", r["autopilot"])]
+                (f"steady choice ({r['steady_choice']})", r["static"][str(r["steady_choice"])])]
+        arms += [(ARM_NAMES[k], a["score"]) for k, a in r["arms"].items()]
         for arm, s in arms:
             worst = s["worst_minute_p99_ms"]
             lines.append(f"{r['trace']:12} {arm:22} {s['goodput_rps']:9.1f} {s['seconds_over']:6d} "
                          f"{'—' if worst is None else f'{worst:.0f} ms':>13} {s['instance_seconds']:7.0f}")
-        q = r["ratios"]
-        words = ", ".join(f"{k} {'—' if v is None else f'{v:.2f}×'} ({'met' if r['met'][k] else 'NOT met'})"
-                          for k, v in q.items())
-        lines.append(f"{'':12} autopilot / best static: {words}")
+        for k, a in r["arms"].items():
+            words = ", ".join(f"{m} {'—' if v is None else f'{v:.2f}×'} ({'met' if a['met'][m] else 'NOT met'})"
+                              for m, v in a["ratios"].items())
+            lines.append(f"{'':12} {ARM_NAMES[k]} / best static: {words}")
     return "\n".join(lines)
 
 
@@ -160,13 +206,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay-us", type=int, default=500, help="max_queue_delay of every arm")
     ap.add_argument("--dwell-s", type=float, default=4.0, help="the autopilot's dwell")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-reactive", action="store_true", help="skip the reactive autopilot arm")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args(argv)
     started = time.time()
     with headless_lab(None, MODEL) as (lab, where):
         print(f"bench.autopilot on {where}", flush=True)
         results = [one_trace(lab, name, args.seconds, args.scale, args.sla_ms, args.max_instances, args.delay_us,
-                             args.seed, args.dwell_s) for name in args.traces.split(",") if name]
+                             args.seed, args.dwell_s, not args.no_reactive)
+                   for name in args.traces.split(",") if name]
     print(report(results))
     print(f"\nwall {time.time() - started:.0f} s")
     if args.json:

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from app.autopilot import Bounds, BoundsError
+from app.autopilot_forecast import LEAD_S, ForecastError, traffic_forecast
 from app.autopilot_loop import KIND, PERIOD_S, WINDOW_S, AutopilotJob
 from app.config.read import settings_of
 from app.knobs import DELAYS_US, MAX_INSTANCES
@@ -63,6 +64,7 @@ def _running(lab: Lab, state) -> None:
                f"Holding p99 ≤ {bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} "
                f"instances; serving {serving.get('instances', '?')} instance(s)"
                + (f", max_queue_delay {delay} µs" if delay is not None else "")
+               + (f"; adding instances ahead of {literal(progress.forecast)}" if progress.forecast else "")
                + ". Any Apply by hand turns it off.", icon="🛞")
     if progress.last is not None:
         st.caption(f"Latest ({progress.windows} windows judged): {literal(progress.last.reason)}")
@@ -123,13 +125,31 @@ def _form(lab: Lab, model: str, key: str) -> None:
                                     default=[d for d in DELAYS_US if current is not None and d <= max(current, 0)],
                                     help="Empty: the delay is left alone. Without dynamic batching only the "
                                          "instance count moves.")
+            trace = traffic_forecast(lab.load)
+            c7, c8 = st.columns(2)
+            ahead = c7.checkbox(
+                "Add instances ahead of the trace the traffic plays", value=False, disabled=trace is None,
+                help=(f"A forecast: it sizes the count for the highest rate {literal(trace.forecast.source)} asks "
+                      f"within the next {LEAD_S:g} s, before it arrives, and gives instances back when the "
+                      "rate ahead needs fewer." if trace is not None else
+                      "Play a rate trace (traffic panel → Arrivals: rate trace) to let the autopilot size ahead "
+                      "of it."))
+            per = c8.number_input("Requests/s one instance carries (0: measure it live)", min_value=0.0,
+                                  value=0.0, step=10.0, disabled=trace is None,
+                                  help="From a sweep's operating point. 0: the rate one instance served when "
+                                       "arrivals first outran it (the forecast waits until then).")
             go = st.form_submit_button("Turn the autopilot on", type="primary")
         if go:
             try:
                 bounds = Bounds(float(sla), int(low), int(high), tuple(delays) if dyn is not None else (),
                                 float(dwell), float(stop) / 100.0)
-                lab.jobs.start(AutopilotJob(lab, model, bounds, window_s=WINDOW_S, period_s=PERIOD_S))
-            except (BoundsError, ValueError, RuntimeError) as exc:
+                forecast = traffic_forecast(lab.load, LEAD_S, float(per) or None) if ahead else None
+                if ahead and forecast is None:
+                    raise ValueError("the traffic no longer plays a rate trace: nothing to size ahead of "
+                                     "(start the trace, or turn it on without the forecast)")
+                lab.jobs.start(AutopilotJob(lab, model, bounds, window_s=WINDOW_S, period_s=PERIOD_S,
+                                            forecast=forecast))
+            except (BoundsError, ForecastError, ValueError, RuntimeError) as exc:
                 st.error(f"Not turned on: {literal(exc)}")
             else:
                 st.rerun(scope="app")

@@ -32,7 +32,7 @@ def _run(lab: Lab, study) -> None:
     records = list(study.result.get("records") or [])
     st.caption(f"Bounds: p99 ≤ {bounds.sla_p99_ms:g} ms, {bounds.min_instances}–{bounds.max_instances} instances, "
                f"delays {list(bounds.delays_us) or 'left alone'}, dwell {bounds.dwell_s:g} s; {len(records)} "
-               "windows judged.")
+               "windows judged." + _forecast_words(study.definition.get("forecast")))
     changes = study.result.get("changes") or []
     if changes:
         st.dataframe(pd.DataFrame([{"time": time.strftime("%H:%M:%S", time.localtime(d["t"])), "decision": d["kind"],
@@ -53,3 +53,13 @@ def _run(lab: Lab, study) -> None:
                    for a, r in zip(again, records))
         (st.success if same == len(records) == len(again) else st.warning)(
             f"Replayed {len(again)} of {len(records)} recorded windows: {same} decisions the same, word for word.")
+
+
+def _forecast_words(forecast: dict | None) -> str:
+    """Return what the run sized ahead of ('' when it reacted to the windows alone)."""
+    if not forecast:
+        return ""
+    per = forecast.get("instance_rps")
+    given = f"{per:,.0f} req/s per instance given" if per else "the rate per instance measured live"
+    source = literal(forecast.get("source", "a forecast"))
+    return f" Sized ahead of {source} ({forecast.get('lead_s', 0):g} s lead, {given})."

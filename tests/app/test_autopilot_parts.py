@@ -102,6 +102,13 @@ def test_each_second_counts_the_instances_applied_before_it():
     (["--sla-ms", "50", "--trace", "flash_crowd", "--compress", "0.5"], "plays 2 h"),
     (["--sla-ms", "50", "--rate", "100", "--report", "x.html"], "--report is for studies"),
     (["--sla-ms", "50", "--rate", "100", "--dwell-s", "1"], "dwell_s is 1 s"),
+    (["--sla-ms", "50", "--rate", "100", "--forecast", "same"], "--forecast needs --trace"),
+    (["--sla-ms", "50", "--rate", "100", "--instance-rps", "300"], "give --forecast too"),
+    (["--sla-ms", "50", "--trace", "flash_crowd", "--compress", "30", "--forecast", "nope"], "rate_trace 'nope'"),
+    (["--sla-ms", "50", "--trace", "flash_crowd", "--compress", "30", "--forecast", "same", "--lead-s", "0"],
+     "lead_s 0"),
+    (["--sla-ms", "50", "--trace", "flash_crowd", "--compress", "30", "--forecast", "diurnal",
+      "--instance-rps", "-5"], "instance_rps -5"),
 ])
 def test_bad_arguments_are_refused_in_words_before_any_server(argv, words, capsys):
     assert main(["autopilot", "--model", "gpu_sim", *argv]) == 2

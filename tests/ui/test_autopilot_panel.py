@@ -59,3 +59,35 @@ def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
     n = len(stored.result["records"])
     assert f"Replayed {n} of {n} recorded windows: {n} decisions the same, word for word." in said, said
     lab.experiments.delete_study(study)  # later pages on this worker show no leftover study
+
+
+def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(lab, restore_model):
+    from loadgen.rate_trace_load import trace_load
+    from loadgen.spec import LoadSpec, Mode, TrafficClass
+
+    restore_model("gpu_sim")
+    at = open_page(PAGE)
+    box = widget(at.checkbox, "Add instances ahead of the trace the traffic plays")
+    assert box.disabled, "no trace plays: nothing to size ahead of"
+    base = LoadSpec(mode=Mode.OPEN, model="gpu_sim", rate=10.0, duration_s=60.0, classes=(TrafficClass(),))
+    lab.start_traffic(trace_load(base, "flash_crowd", 30.0, 0.2))  # 14-90 req/s: light on a shared machine
+    try:
+        ok(at.run())
+        box = widget(at.checkbox, "Add instances ahead of the trace the traffic plays")
+        assert not box.disabled
+        box.check()
+        widget(at.number_input, "Requests/s one instance carries (0: measure it live)").set_value(300.0)
+        at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
+        ok(at.run())
+        try:
+            wait_until(lambda: lab.jobs.state.progress is not None, 30, "the autopilot's study")
+            ok(at.run())
+            banner = " ".join(w.value for w in at.warning).replace("\\", "")
+            assert "adding instances ahead of the trace the traffic plays (flash_crowd)" in banner, banner
+            assert lab.jobs.state.progress.forecast.startswith("the trace the traffic plays"), lab.jobs.state
+        finally:
+            lab.jobs.cancel(wait_s=30)
+        stored = lab.experiments.study(lab.jobs.state.result.study_id)
+        assert stored.definition["forecast"]["instance_rps"] == 300.0, stored.definition
+    finally:
+        lab.stop_traffic()
