@@ -20,7 +20,8 @@ Pure: decide() reads one window's Figures and the served ModelSettings and retur
   max_per_minute changes in any 60 s, no step down for HYSTERESIS_DWELLS × dwell_s after a step up or a window near
   the SLA, and that hold doubled (up to MAX_HOLD_S) each time a step down had to be undone within FLAP_DWELLS dwells.
 - With a forecast (app.autopilot_forecast: an Outlook per window, the rate expected within its lead and within a
-  longer horizon) and a rate one instance carries (the forecast's, else the one measured saturated): add instances
+  longer horizon) and the rate one instance carries within the SLA (the forecast's — a sweep's operating point —
+  else the most one instance has carried in a window under ACT_SHARE of the SLA, a lower bound): add instances
   before the expected rate arrives (sized with AHEAD_HEADROOM), and give one back when the rate expected over the
   longer horizon needs fewer and p99 is not near the SLA; the reactive rules stay the safety net, and no quiet
   step down happens while the forecast still needs the count. A planned change is not held back by hysteresis
@@ -115,6 +116,7 @@ class Autopilot:
         self._quiet, self._quiet_since, self._quiet_t1 = 0, 0.0, float("-inf")
         self._last_share: float | None = None
         self._saturated: tuple[int, float] | None = None  # (instances, requests/s each) when arrivals outran service
+        self._carried = 0.0  # the most requests/s one instance carried in a window under ACT_SHARE of the SLA
 
     @property
     def stopped(self) -> str:
@@ -186,6 +188,8 @@ class Autopilot:
         served = served_rps(figures)
         if outrun(symptoms.offered_rps, served) > 1:
             self._note_saturated(state.instances, served)
+        elif served and p99 < ACT_SHARE * self.bounds.sla_p99_ms:
+            self._carried = max(self._carried, served / state.instances)
         self._count_quiet(figures, p99)
         step, why = self._step(figures, symptoms, state, rising, no_room, outlook)
         if step is None:
@@ -239,11 +243,12 @@ class Autopilot:
         return None, f"p99 {p99:.1f} ms, {percent(p99 / sla)} of the {sla:g} ms SLA: holding"
 
     def _instance_rps(self, outlook: Outlook | None) -> float | None:
-        """Return the requests/s one instance carries for sizing to a forecast: the one given with it, else the
-        one measured when arrivals last outran service (None: neither is known yet)."""
+        """Return the requests/s one instance carries within the SLA, for sizing to a forecast: the one given with
+        it, else the most one instance has carried so far in a window under ACT_SHARE of the SLA (a lower bound:
+        it sizes generously until the traffic shows more; None before any such window)."""
         if outlook is not None and outlook.instance_rps:
             return outlook.instance_rps
-        return self._saturated[1] if self._saturated else None
+        return self._carried or None
 
     def _held(self, step: Step, now: float) -> str:
         """Return why the pace rules hold a step back now ('' when they let it through)."""

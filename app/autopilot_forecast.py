@@ -28,9 +28,10 @@ class ForecastError(ValueError):
 
 @dataclass(frozen=True)
 class Outlook:
-    """What the forecast says at one moment: the highest SMOOTH_S-mean rate within lead_s (soon_rps) and within
-    later_s (later_rps, what a step down must still carry), and the rate one instance carries when one was given
-    (instance_rps; None: the autopilot uses what it measured when arrivals outran service)."""
+    """What the forecast says at one moment: the highest SMOOTH_S-mean rate within lead_s (soon_rps: when to add),
+    within cover_s (cover_rps: how many to add — the rate until a next change can follow, a dwell later), and within
+    later_s (later_rps, what a step down must still carry), and the rate one instance carries within the SLA when
+    one was given (instance_rps; None: the autopilot uses the most one instance has carried so far under the SLA)."""
 
     soon_rps: float
     lead_s: float
@@ -38,30 +39,35 @@ class Outlook:
     later_s: float
     instance_rps: float | None = None
     source: str = "forecast"
+    cover_rps: float | None = None  # None: soon_rps (no dwell given)
+    cover_s: float | None = None
 
     def to_dict(self) -> dict:
         """Return the outlook as a study records it."""
         return {"soon_rps": self.soon_rps, "lead_s": self.lead_s, "later_rps": self.later_rps,
-                "later_s": self.later_s, "instance_rps": self.instance_rps, "source": self.source}
+                "later_s": self.later_s, "instance_rps": self.instance_rps, "source": self.source,
+                "cover_rps": self.cover_rps, "cover_s": self.cover_s}
 
     @classmethod
     def from_dict(cls, data: dict | None) -> Outlook | None:
         """Return the outlook a study recorded (None when the window had none)."""
         if not data:
             return None
+        number = lambda key: None if data.get(key) is None else float(data[key])  # noqa: E731
         return cls(float(data["soon_rps"]), float(data["lead_s"]), float(data["later_rps"]), float(data["later_s"]),
-                   None if data.get("instance_rps") is None else float(data["instance_rps"]),
-                   str(data.get("source", "forecast")))
+                   number("instance_rps"), str(data.get("source", "forecast")), number("cover_rps"),
+                   number("cover_s"))
 
 
 @dataclass(frozen=True)
 class Forecast:
     """A rate curve the autopilot expects: (seconds from its start, req/s) steps, each held until the next point
-    (the last point ends the curve), with the look-ahead and, optionally, the requests/s one instance carries."""
+    (the last point ends the curve), with the look-ahead and, optionally, the requests/s one instance carries within
+    the SLA (a sweep's operating point)."""
 
     curve: tuple[tuple[float, float], ...]
     lead_s: float = LEAD_S
-    instance_rps: float | None = None  # one instance's capacity (a sweep's or a probe's); None: learned live
+    instance_rps: float | None = None  # what one instance carries within the SLA; None: learned live
     source: str = "forecast"
 
     def __post_init__(self) -> None:
@@ -103,13 +109,15 @@ class Forecast:
             t += STEP_S
         return best
 
-    def outlook(self, elapsed: float, later_s: float) -> Outlook | None:
-        """Return what the forecast says elapsed seconds into the curve (None past its end: it knows nothing)."""
+    def outlook(self, elapsed: float, later_s: float, dwell_s: float = 0.0) -> Outlook | None:
+        """Return what the forecast says elapsed seconds into the curve (None past its end: it knows nothing).
+        dwell_s: how long after a change the next may follow — an add covers the rate until then too."""
         if elapsed > self.span_s:
             return None
-        return Outlook(self.peak(elapsed, elapsed + self.lead_s), self.lead_s,
-                       self.peak(elapsed, elapsed + max(later_s, self.lead_s)), max(later_s, self.lead_s),
-                       self.instance_rps, self.source)
+        cover = self.lead_s + dwell_s
+        later = max(later_s, cover)
+        return Outlook(self.peak(elapsed, elapsed + self.lead_s), self.lead_s, self.peak(elapsed, elapsed + later),
+                       later, self.instance_rps, self.source, self.peak(elapsed, elapsed + cover), cover)
 
     def _mean(self, t0: float, t1: float) -> float:
         """Return the curve's mean rate over [t0, t1] (the area of its steps ÷ the span)."""
@@ -131,10 +139,10 @@ class ForecastClock:
     forecast: Forecast
     start: Callable[[], float | None]
 
-    def outlook(self, now: float, later_s: float) -> Outlook | None:
+    def outlook(self, now: float, later_s: float, dwell_s: float = 0.0) -> Outlook | None:
         """Return the outlook at wall-clock now (None before the start or after the curve's end)."""
         t0 = self.start()
-        return None if t0 is None or now < t0 else self.forecast.outlook(now - t0, later_s)
+        return None if t0 is None or now < t0 else self.forecast.outlook(now - t0, later_s, dwell_s)
 
 
 def traffic_forecast(load, lead_s: float = LEAD_S, instance_rps: float | None = None) -> ForecastClock | None:

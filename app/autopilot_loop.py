@@ -172,7 +172,8 @@ class AutopilotJob:
             begin = max(begin, since)
         figures = lab.measure(model, begin, end)
         room = gpu_room(lab, model, settings)
-        outlook = self.forecast.outlook(now, later_s(self.bounds)) if self.forecast is not None else None
+        outlook = self.forecast.outlook(now, later_s(self.bounds), self.bounds.dwell_s) \
+            if self.forecast is not None else None
         decision = self.pilot.decide(figures, settings, now, no_room=room, outlook=outlook)
         state.windows += 1
         state.last, state.serving = decision, _serving(settings)

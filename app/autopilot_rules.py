@@ -16,8 +16,8 @@ RELAX_SHARE = 0.5  # p99 under this share of the SLA ...
 RELAX_WINDOWS = 3  # ... in this many disjoint windows in a row: room to give capacity back (one quiet window is luck)
 OUTRUN = 1.1  # offered at least this multiple of served: arrivals outrun service by a measured shortfall, not noise
 HEADROOM = 1.2  # size for offered × this: instances 100 % busy still queue without bound (p99 grows as load → 1)
-AHEAD_HEADROOM = 1.5  # size for a forecast rate × this (two-thirds busy): a forecast is not exact, and p99 climbs
-#                      steeply past that — the reactive rules' HEADROOM answers a shortfall already measured
+AHEAD_HEADROOM = 1.2  # size for a forecast rate × this against what one instance carries within the SLA: a
+#                      forecast is not exact (another day's noise, a surge a little early)
 HYSTERESIS_DWELLS = 3  # no step down for this many dwells after a step up or a window near the SLA ...
 FLAP_DWELLS = 6  # ... and twice that hold each time a step down had to be undone within this many dwells ...
 MAX_HOLD_S = 600.0  # ... up to 10 minutes: a count that is needed now and then stays
@@ -156,15 +156,20 @@ def instances_for(rate_rps: float, per_instance_rps: float) -> int:
 
 
 def ahead(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
-    """Return the step that sizes the instance count for the rate the forecast expects within its lead (outlook:
-    app.autopilot_forecast.Outlook), or None when the count serving carries it (or it is the bounds' most)."""
-    want = min(instances_for(outlook.soon_rps, per_instance_rps), bounds.max_instances)
+    """Return the step that sizes the instance count ahead of a forecast (outlook: app.autopilot_forecast.Outlook):
+    when the rate expected within its lead needs more than serve, as many as the rate expected until a next change
+    can follow (a dwell later) needs — a second step in the middle of a surge reloads under its queue; None when
+    the count serving carries it (or it is the bounds' most)."""
     n = state.instances
-    if want <= n:
+    if min(instances_for(outlook.soon_rps, per_instance_rps), bounds.max_instances) <= n:
         return None
+    cover = outlook.soon_rps if outlook.cover_rps is None else max(outlook.soon_rps, outlook.cover_rps)
+    want = min(instances_for(cover, per_instance_rps), bounds.max_instances)
+    until = (f" and {cover:,.0f}/s within {outlook.cover_s:g} s (before a next change may follow)"
+             if outlook.cover_s is not None and cover > outlook.soon_rps else "")
     return Step(ADD, {"instance_count": want},
-                f"the forecast ({outlook.source}) expects {outlook.soon_rps:,.0f}/s within {outlook.lead_s:g} s, "
-                f"{per_instance_rps:,.0f}/s per instance: +{want - n} instance{'s' if want - n > 1 else ''} "
+                f"the forecast ({outlook.source}) expects {outlook.soon_rps:,.0f}/s within {outlook.lead_s:g} s"
+                f"{until}, {per_instance_rps:,.0f}/s per instance: +{want - n} instance{'s' if want - n > 1 else ''} "
                 f"({n} → {want}) before it arrives", True, planned=True)
 
 

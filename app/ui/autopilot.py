@@ -134,10 +134,11 @@ def _form(lab: Lab, model: str, key: str) -> None:
                       "rate ahead needs fewer." if trace is not None else
                       "Play a rate trace (traffic panel → Arrivals: rate trace) to let the autopilot size ahead "
                       "of it."))
-            per = c8.number_input("Requests/s one instance carries (0: measure it live)", min_value=0.0,
+            per = c8.number_input("Requests/s one instance carries within the SLA (0: learn it live)", min_value=0.0,
                                   value=0.0, step=10.0, disabled=trace is None,
-                                  help="From a sweep's operating point. 0: the rate one instance served when "
-                                       "arrivals first outran it (the forecast waits until then).")
+                                  help="A sweep's operating point for one instance. 0: the most one instance has "
+                                       "carried so far with p99 under 80 % of the SLA — a lower bound, so it "
+                                       "sizes generously until the traffic shows more.")
             go = st.form_submit_button("Turn the autopilot on", type="primary")
         if go:
             try:

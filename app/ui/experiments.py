@@ -22,10 +22,14 @@ from app.ui.sweep_form import sweep_form  # noqa: F401
 from app.ui.sweep_results import sweep_results  # noqa: F401
 from app.ui.text import literal
 from loadgen.limits import LIMITS
+from loadgen.rate_trace_load import played_s, trace_load
+from loadgen.rate_trace_shipped import NAMES
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 
 
+TRAFFIC_WORDS = {"open": "open loop (rate)", "closed": "closed loop (concurrency)",
+                 "trace": "a rate trace (whole trace per trial)"}
 _SEEN = "exp:job_seen"  # the job's state when the whole page was last drawn
 
 
@@ -101,8 +105,7 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
     arms = define_arms(lab, model)
     with st.form("exp:ab_form"):
         c1, c2, c3, c4 = st.columns(4)
-        mode = c1.radio("Traffic", ["open", "closed"], horizontal=True,
-                        format_func=lambda m: "open loop (rate)" if m == "open" else "closed loop (concurrency)")
+        mode = c1.radio("Traffic", ["open", "closed", "trace"], horizontal=True, format_func=TRAFFIC_WORDS.get)
         level = c2.number_input("Rate (req/s) or concurrency", min_value=1.0, max_value=float(LIMITS["rate"].high),
                                 value=100.0, step=10.0)
         sla = c3.number_input("SLA for goodput (ms)", min_value=1.0, max_value=float(LIMITS["sla_ms"].high), value=50.0,
@@ -116,6 +119,14 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
         warmup = c7.number_input("Warm-up per trial (s)", min_value=0.0,
                                  max_value=float(LIMITS["trial_warmup_s"].high), value=1.0, step=0.5)
         name = c8.text_input("Comparison label", placeholder="e.g. delay 0 vs 2000", max_chars=MAX_LABEL_CHARS)
+        t1, t2, t3 = st.columns(3)
+        trace = t1.selectbox("Trace (traffic: a rate trace)", NAMES, help="Each trial plays the whole trace once "
+                             "per configuration (the seconds and warm-up above do not apply), judged on the trace: "
+                             "the cheapest configuration that holds the SLA through it. loadgen/traces/README.md "
+                             "describes the shipped ones; the traffic panel plays your own files.")
+        compress = t2.number_input("Trace compress (recorded s per played s)", min_value=0.01,
+                                   max_value=float(LIMITS["trace_speed"].high), value=30.0, step=1.0)
+        scale = t3.number_input("Trace scale (rate multiplier)", min_value=0.01, value=1.0, step=0.1)
         use_running = st.checkbox("Use the traffic defined on the live pages instead (its classes, shapes, "
                                   "priorities; seeded as above)", value=False, disabled=lab.load.spec is None)
         go = st.form_submit_button("Start comparison", type="primary", disabled=lab.jobs.running or arms is None)
@@ -126,6 +137,9 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
             raise ValueError("define at least two configurations (A and B)")
         if use_running and lab.load.spec is not None:
             spec = replace(lab.load.spec, seed=int(seed))
+        elif mode == "trace":
+            spec = trace_load(LoadSpec(mode=Mode.OPEN, rate=1.0, model=model, seed=int(seed),
+                                       classes=(TrafficClass(sla_ms=sla),)), trace, float(compress), float(scale))
         elif mode == "open":
             spec = LoadSpec(mode=Mode.OPEN, rate=level, model=model, seed=int(seed),
                             classes=(TrafficClass(sla_ms=sla),))
@@ -138,5 +152,7 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
     except (ValueError, RuntimeError, ConfigError) as exc:
         st.error(literal(exc))
     else:
-        st.success(f"Comparison started: {len(arms)} configurations × {int(trials)} trials, about "
-                   f"{_duration(len(arms) * int(trials) * (trial_s + warmup + 2))}.")
+        each = played_s(spec.arrival) + 2 if plan.trace else trial_s + warmup + 2
+        st.success(f"Comparison started: {len(arms)} configurations × {int(trials)} trials"
+                   + (f", each playing {literal(spec.arrival.rate_trace)} once" if plan.trace else "")
+                   + f", about {_duration(len(arms) * int(trials) * each)}.")

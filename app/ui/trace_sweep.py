@@ -9,9 +9,9 @@ import streamlit as st
 
 from app.experiments.store import DONE, RUNNING
 from app.experiments.trace_judge import TOLERANCE
-from app.experiments.trace_output import run_row
+from app.experiments.trace_output import run_row, trace_sweep_html
 from app.experiments.trace_play import TraceLoad
-from app.experiments.trace_sweep import KIND, TraceSweepPlan, load_runs, pick_of, verdict_of
+from app.experiments.trace_sweep import KIND, TraceSweepPlan, TraceSweepResult, load_runs, pick_of, verdict_of
 from app.knobs import DELAYS_US, MAX_INSTANCES
 from app.lab import Lab
 from app.paths import state_dir
@@ -105,6 +105,11 @@ def _draw(lab: Lab, study) -> None:
     if pick is not None and study.status == DONE and pick.config_text:
         st.download_button("Recommended config.pbtxt", pick.config_text, f"{study.model}-trace-{study.id}.pbtxt",
                            key="exp:dl_trace_pick")
+    if runs:
+        wall = (study.ended_at or study.created_at) - study.created_at
+        page = trace_sweep_html(TraceSweepResult(study.id, plan, runs, study.status, wall, study.note, verdict))
+        st.download_button("HTML report", page, f"{study.model}-trace-sweep-{study.id}.html", mime="text/html",
+                           key="exp:dl_trace_report")
 
 
 def _row(run, holds: bool) -> dict:

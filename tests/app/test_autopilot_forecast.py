@@ -101,17 +101,24 @@ def test_a_window_near_the_sla_holds_a_planned_step_down_back():
     assert d.kind == "hold" and "capacity was needed" in d.reason, d.reason
 
 
-def test_without_a_rate_per_instance_the_forecast_waits_for_one_measured():
+def test_without_a_rate_per_instance_it_sizes_by_the_most_one_instance_carried_under_the_sla():
     ap = Autopilot(Bounds(SLA, 1, 4, (), 4.0), clock=lambda: T0)
     unknown = Forecast(CROWD.curve, lead_s=3.0)
+    d = ap.decide(fig(12.0, 3, seconds=3, n=10, offered=100, served=100), settings(1, 500), T0 + 3,
+                  outlook=unknown.outlook(8.0, 12.0))
+    assert d.kind == "wait", d.reason  # too few answers: nothing carried is known yet, nothing sized
+    assert ap._instance_rps(unknown.outlook(8.0, 12.0)) is None
+    # windows under 80 % of the SLA teach what one instance carries: the most, per instance (a lower bound)
+    ap.decide(fig(30.0, 6, seconds=3, offered=250, served=250), settings(1, 500), T0 + 6,
+              outlook=unknown.outlook(0.0, 12.0))
+    assert ap._instance_rps(unknown.outlook(0.0, 12.0)) == 250
+    near = Autopilot(Bounds(SLA, 1, 4, (), 4.0), clock=lambda: T0)
+    near.decide(fig(45.0, 7, seconds=3, offered=400, served=400), settings(1, 500), T0 + 7)
+    assert near._instance_rps(None) is None  # a window near the SLA teaches nothing about carrying within it
     d = ap.decide(fig(12.0, 8, seconds=3, offered=100, served=100), settings(1, 500), T0 + 8,
                   outlook=unknown.outlook(8.0, 12.0))
-    assert d.kind == "hold", d.reason
-    # once arrivals outran service, the rate measured then sizes the next crowd
-    d = ap.decide(fig(90.0, 12, seconds=3, offered=800, served=250), settings(1, 500), T0 + 12,
-                  outlook=unknown.outlook(12.0, 12.0))
-    assert d.kind == "add", d.reason
-    assert ap._instance_rps(unknown.outlook(12.0, 12.0)) == 250
+    assert d.kind == "add" and d.knobs == {"instance_count": 4}, d.reason  # 800 × 1.2 / 250: 4
+    assert "250/s per instance" in d.reason, d.reason
 
 
 def test_a_quiet_step_down_waits_while_the_forecast_needs_the_count():
@@ -174,3 +181,23 @@ def test_the_traffic_a_lab_plays_is_its_forecast_while_that_run_lasts():
     assert clock.outlook(T0 + 600.0, 12.0) is None
     assert traffic_forecast(_Load(base, True, T0)) is None  # a steady load has nothing ahead to know
     assert traffic_forecast(_Load(spec, False, None)) is None  # nothing running
+
+
+def test_an_add_covers_the_rate_until_a_next_change_may_follow():
+    # a surge in two steps: the lead sees the first, the dwell after the add would hold the second one back
+    ramp = Forecast(((0.0, 100.0), (10.0, 600.0), (12.0, 900.0), (30.0, 100.0), (60.0, 100.0)), lead_s=3.0,
+                    instance_rps=300.0)
+    bounds = Bounds(SLA, 1, 4, (), 4.0)
+    outlook = ramp.outlook(8.0, later_s(bounds), bounds.dwell_s)
+    assert outlook.soon_rps == pytest.approx(600) and outlook.cover_rps == pytest.approx(900), outlook
+    assert outlook.cover_s == 7.0 and outlook.later_s == 12.0, outlook
+    d = Autopilot(bounds, clock=lambda: T0).decide(fig(12.0, 8, seconds=3, offered=100, served=100), settings(1, 500),
+                                                   T0 + 8, outlook=outlook)
+    assert d.kind == "add" and d.knobs == {"instance_count": 4}, d.reason
+    assert "expects 600/s within 3 s and 900/s within 7 s (before a next change may follow)" in d.reason, d.reason
+    # the dwell does not move when an add is due: nothing is due 5 s before the surge, only within the lead
+    early = ramp.outlook(5.0, later_s(bounds), bounds.dwell_s)
+    d = Autopilot(bounds, clock=lambda: T0).decide(fig(12.0, 5, seconds=3, offered=100, served=100), settings(1, 500),
+                                                   T0 + 5, outlook=early)
+    assert d.kind == "hold", d.reason
+    assert Outlook.from_dict(outlook.to_dict()) == outlook

@@ -76,7 +76,7 @@ def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(lab, restore_model):
         box = widget(at.checkbox, "Add instances ahead of the trace the traffic plays")
         assert not box.disabled
         box.check()
-        widget(at.number_input, "Requests/s one instance carries (0: measure it live)").set_value(300.0)
+        widget(at.number_input, "Requests/s one instance carries within the SLA (0: learn it live)").set_value(300.0)
         at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
         ok(at.run())
         try:

@@ -75,6 +75,26 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     assert any("(recommended)" in s for s in widget(at.selectbox, "Configuration B").options)
 
 
+def test_an_ab_on_the_page_can_play_a_trace_per_trial_and_is_judged_on_it(lab, restore_model):
+    restore_model(MODEL)
+    at = open_page("lab_pages/experiments.py")
+    at.number_input(key=f"exp:ab_knob1:{MODEL}:delay").set_value(5000).run()
+    ok(at)
+    widget(at.radio, "Traffic").set_value("trace")
+    widget(at.selectbox, "Trace (traffic: a rate trace)").set_value("flash_crowd")
+    widget(at.number_input, "Trace compress (recorded s per played s)").set_value(900.0)  # the hour in 4 s
+    widget(at.number_input, "Trace scale (rate multiplier)").set_value(0.5)  # 34-220 req/s: light on a shared machine
+    widget(at.number_input, "Trials").set_value(2)
+    _start(at, "Start comparison")
+    started = [t for t in texts(at.success) if t.startswith("Comparison started")]
+    assert started and "each playing flash_crowd once" in started[0], texts(at.success) + texts(at.error)
+    assert lab.jobs.wait(180), "the comparison did not finish"
+    assert lab.jobs.state.error is None, lab.jobs.state.error
+    ok(at.run())
+    advice = [shown(m.value) for m in at.markdown if m.value.startswith("**Recommended")]
+    assert len(advice) == 1 and "judged on the trace" in advice[0], advice
+
+
 @pytest.fixture
 def stored(lab):
     """Made-up sweeps (best two within the spread, and clearly apart) and a comparison, removed afterwards."""
