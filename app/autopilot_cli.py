@@ -48,9 +48,9 @@ def add_arguments(sub, common: argparse.ArgumentParser, numbers) -> None:
                      "--scale from the playback's start (default: none, react to the windows alone)")
     cmd.add_argument("--lead-s", type=float, default=LEAD_S, help=f"forecast: how far ahead to size (default "
                      f"{LEAD_S:g} s)")
-    cmd.add_argument("--instance-rps", type=float, help="forecast: the requests/s one instance carries within the "
-                     "SLA (a sweep's operating point); default: the most one instance has carried so far with p99 "
-                     "under 80 %% of the SLA")
+    cmd.add_argument("--instance-rps", type=float, help="forecast: the requests/s one instance holds with p99 under "
+                     "80 %% of the SLA (where the autopilot acts; e.g. a sweep's); default: the most one instance has "
+                     "carried so far that way")
 
 
 def traffic_for(args) -> LoadSpec:

@@ -15,8 +15,8 @@ For each shipped trace (flash_crowd, diurnal), compressed to --seconds of playin
 4. **Autopilot with a forecast**: the same, with a forecast of the traffic — *another day* of the same trace (the
    shipped generator's shape with other noise, make_shipped_traces(seed + FORECAST_SEED)), not the arrivals it
    plays — and the rate one instance carries within the SLA, measured before by a short probe (a sweep's
-   operating point for one instance: steady rates up to the highest whose p99 holds), as a user gets it from a
-   sweep.
+   operating point for one instance: steady rates up to the highest whose p99 stays under ACT_SHARE of the SLA),
+   as a user gets it from a sweep.
 
 Printed per trace: goodput, seconds over the SLA, worst-minute p99, instance-seconds of each, and each autopilot's
 ratios to the best static config, against the issue's targets (seconds over ≤ 0.5×, instance-seconds ≤ 1.0×,
@@ -32,6 +32,7 @@ import time
 
 from app.autopilot import Bounds
 from app.autopilot_forecast import Forecast
+from app.autopilot_rules import ACT_SHARE
 from app.autopilot_trace import play_steered
 from app.config.edits import set_settings
 from app.config.read import settings_of
@@ -92,7 +93,8 @@ def steady_p99(lab, rate: float, sla_ms: float, seed: int) -> float | None:
 def probe_instance_rps(lab, peak: float, sla_ms: float, seed: int, delay_us: int) -> tuple[float, list]:
     """Return what one instance carries within the SLA — a sweep's operating point, found the short way: what it
     serves overrun at the trace's peak (the clients' answered rate), then steady rates at PROBE_SHARES of that,
-    upward, each PROBE_S after a warm-up, until p99 passes the SLA; the highest that held (and every rate tried)."""
+    upward, each PROBE_S after a warm-up, until p99 passes ACT_SHARE of the SLA (where the autopilot acts: a rate
+    at the SLA's edge leaves no room for a reload); the highest that held (and every rate tried)."""
     serve(lab, 1, delay_us)
     saturated = float(steady(lab, peak, sla_ms, seed, PROBE_WARMUP_S, PROBE_S).get("throughput_rps") or 0.0)
     tried, held = [("overrun", peak, saturated)], 0.0
@@ -100,7 +102,7 @@ def probe_instance_rps(lab, peak: float, sla_ms: float, seed: int, delay_us: int
         rate = saturated * share
         p99 = steady(lab, rate, sla_ms, seed, PROBE_WARMUP_S, PROBE_S).get("p99_ms")
         tried.append((f"{share:.0%}", rate, p99))
-        if p99 is None or p99 > sla_ms:
+        if p99 is None or p99 > ACT_SHARE * sla_ms:
             break
         held = rate
     return held or saturated * PROBE_SHARES[0], tried

@@ -136,9 +136,10 @@ def _form(lab: Lab, model: str, key: str) -> None:
                       "of it."))
             per = c8.number_input("Requests/s one instance carries within the SLA (0: learn it live)", min_value=0.0,
                                   value=0.0, step=10.0, disabled=trace is None,
-                                  help="A sweep's operating point for one instance. 0: the most one instance has "
-                                       "carried so far with p99 under 80 % of the SLA — a lower bound, so it "
-                                       "sizes generously until the traffic shows more.")
+                                  help="The highest rate one instance holds with p99 under 80 % of the SLA "
+                                       "(where the autopilot acts), e.g. a sweep's. 0: the most one instance has "
+                                       "carried so far that way — a lower bound, so it sizes generously until the "
+                                       "traffic shows more.")
             go = st.form_submit_button("Turn the autopilot on", type="primary")
         if go:
             try:
