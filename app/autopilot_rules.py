@@ -18,6 +18,8 @@ OUTRUN = 1.1  # offered at least this multiple of served: arrivals outrun servic
 HEADROOM = 1.2  # size for offered × this: instances 100 % busy still queue without bound (p99 grows as load → 1)
 AHEAD_HEADROOM = 1.2  # size for a forecast rate × this against what one instance carries within the SLA: a
 #                      forecast is not exact (another day's noise, a surge a little early)
+GIVE_BACK_HEADROOM = 1.5  # ... and give an instance back only when the rest carry the rate expected × this: a band
+#                          between adding and removing, or a rate near a boundary removes and re-adds under load
 HYSTERESIS_DWELLS = 3  # no step down for this many dwells after a step up or a window near the SLA ...
 FLAP_DWELLS = 6  # ... and twice that hold each time a step down had to be undone within this many dwells ...
 MAX_HOLD_S = 600.0  # ... up to 10 minutes: a count that is needed now and then stays
@@ -150,9 +152,9 @@ def tighten(state: KnobState, symptoms: Symptoms, bounds: Bounds, served_rps: fl
                 f"{why}+{more} instance{'s' if more > 1 else ''} ({n} → {n + more})", True)
 
 
-def instances_for(rate_rps: float, per_instance_rps: float) -> int:
-    """Return the instances that carry rate_rps at per_instance_rps each with AHEAD_HEADROOM spare (at least 1)."""
-    return max(1, math.ceil(rate_rps * AHEAD_HEADROOM / per_instance_rps))
+def instances_for(rate_rps: float, per_instance_rps: float, headroom: float = AHEAD_HEADROOM) -> int:
+    """Return the instances that carry rate_rps at per_instance_rps each with headroom (at least 1)."""
+    return max(1, math.ceil(rate_rps * headroom / per_instance_rps))
 
 
 def ahead(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
@@ -175,15 +177,16 @@ def ahead(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) ->
 
 def ahead_relax(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
     """Return one instance fewer when the highest rate the forecast expects for its longer horizon needs fewer
-    than serve now (None otherwise, or at the bounds' fewest)."""
-    need = max(instances_for(outlook.later_rps, per_instance_rps), bounds.min_instances)
+    than serve now, with GIVE_BACK_HEADROOM spare (None otherwise, or at the bounds' fewest)."""
+    need = max(instances_for(outlook.later_rps, per_instance_rps, GIVE_BACK_HEADROOM), bounds.min_instances)
     n = state.instances
     if need >= n:
         return None
     return Step(REMOVE, {"instance_count": n - 1},
                 f"the forecast ({outlook.source}) expects at most {outlook.later_rps:,.0f}/s for the next "
                 f"{outlook.later_s:g} s, which {need} instance{'s' if need > 1 else ''} carry at "
-                f"{per_instance_rps:,.0f}/s each: −1 instance ({n} → {n - 1}) to save cost", False, planned=True)
+                f"{per_instance_rps:,.0f}/s each with a third spare: −1 instance ({n} → {n - 1}) to save cost", False,
+                planned=True)
 
 
 def ahead_needs(state: KnobState, outlook, per_instance_rps: float | None) -> str:
@@ -191,7 +194,7 @@ def ahead_needs(state: KnobState, outlook, per_instance_rps: float | None) -> st
     there is no forecast or no rate per instance)."""
     if outlook is None or not per_instance_rps:
         return ""
-    need = instances_for(outlook.later_rps, per_instance_rps)
+    need = instances_for(outlook.later_rps, per_instance_rps, GIVE_BACK_HEADROOM)
     if need < state.instances:
         return ""
     return (f"the forecast ({outlook.source}) expects {outlook.later_rps:,.0f}/s within {outlook.later_s:g} s, "

@@ -79,7 +79,8 @@ def test_it_gives_back_when_the_longer_horizon_needs_fewer_without_waiting_out_t
     d = ap.decide(fig(10.0, 21, seconds=3, offered=100, served=100), s, T0 + 21,
                   outlook=CROWD.outlook(21.0, later_s(bounds)))
     assert d.kind == "remove" and d.knobs == {"instance_count": 3}, d.reason
-    assert "expects at most 100/s for the next 12 s, which 1 instance carry at 300/s each: −1 instance (4 → 3)" \
+    assert "expects at most 100/s for the next 12 s, which 1 instance carry at 300/s each with a third spare: " \
+        "−1 instance (4 → 3)" \
         in d.reason, d.reason
     s = applied(ap, s, d, 21.2)
     d = ap.decide(fig(10.0, 23, seconds=1.5, offered=100, served=100), s, T0 + 23,
@@ -201,3 +202,16 @@ def test_an_add_covers_the_rate_until_a_next_change_may_follow():
                                                    T0 + 5, outlook=early)
     assert d.kind == "hold", d.reason
     assert Outlook.from_dict(outlook.to_dict()) == outlook
+
+
+def test_between_the_add_and_the_give_back_thresholds_it_holds():
+    # 2 instances at 300/s carry 480/s with a fifth spare (no add to 3), but not with a third (no give back from 3):
+    # a rate near a boundary must not remove and re-add an instance under load
+    flat = Forecast(((0.0, 480.0), (60.0, 480.0)), instance_rps=300.0)
+    bounds = Bounds(SLA, 1, 4, (), 4.0)
+    d = Autopilot(bounds, clock=lambda: T0).decide(fig(20.0, 10, seconds=3, offered=480, served=480), settings(3, 500),
+                                                   T0 + 10, outlook=flat.outlook(10.0, later_s(bounds), 4.0))
+    assert d.kind == "hold", d.reason
+    d = Autopilot(bounds, clock=lambda: T0).decide(fig(20.0, 10, seconds=3, offered=480, served=480), settings(2, 500),
+                                                   T0 + 10, outlook=flat.outlook(10.0, later_s(bounds), 4.0))
+    assert d.kind == "hold", d.reason
