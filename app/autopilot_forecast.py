@@ -148,15 +148,12 @@ class ForecastClock:
 def traffic_forecast(load, lead_s: float = LEAD_S, instance_rps: float | None = None) -> ForecastClock | None:
     """Return the forecast of the lab's running traffic when it plays a rate trace — the trace itself, aligned to
     the run's start — else None (a steady or bursty load has nothing ahead to know). load: the LoadController."""
-    from loadgen.rate_trace import curve  # noqa: PLC0415 - loadgen is below app; only these need it
-    from loadgen.rate_trace_load import is_trace, scale_for
-    from loadgen.rate_trace_source import trace_of
+    from loadgen.rate_trace_load import is_trace, played_curve  # noqa: PLC0415 - loadgen is below app
 
     spec = load.spec
     if not load.running or not is_trace(spec):
         return None
-    trace = trace_of(spec.arrival)
     run_start = load.started_at
-    forecast = Forecast(tuple(curve(trace, spec.arrival.compress, scale_for(trace, spec.rate))), lead_s,
-                        instance_rps, f"the trace the traffic plays ({spec.arrival.rate_trace})")
+    forecast = Forecast(tuple(played_curve(spec.arrival, spec.rate)), lead_s, instance_rps,
+                        f"the trace the traffic plays ({spec.arrival.rate_trace})")
     return ForecastClock(forecast, lambda: run_start if load.started_at == run_start else None)
