@@ -25,7 +25,8 @@ Pure: decide() reads one window's Figures and the served ModelSettings and retur
   before the expected rate arrives (sized with AHEAD_HEADROOM), and give one back when the rate expected over the
   longer horizon needs fewer (with GIVE_BACK_HEADROOM) and p99 is not near the SLA; the reactive rules stay the safety net, and no quiet
   step down happens while the forecast still needs the count. A planned change is not held back by hysteresis
-  after it (the forecast says when it ends); a window near the SLA still is.
+  after it (the forecast says when it ends); a window near the SLA still is. A planned add of several instances
+  is applied one instance per reload, ADD_GAP_S apart (loading two at once takes the CPU the serving one needs).
 - An instance count outside the bounds is brought to the nearest bound first: the user's bounds win.
 - Stop, and say why, on a refused apply, a failure rate above failure_stop (judged, like latency, on
   MIN_SAMPLES attempts that ended), a server restart, a config changed by someone else (the autopilot would fight
@@ -65,6 +66,7 @@ class Decision:
     knobs: dict = field(default_factory=dict)  # for app.knobs.apply_knobs: instance_count, max_queue_delay_microseconds
     figures: dict = field(default_factory=dict)  # the numbers the reason quotes, with the window's t0 and t1
     stop: str = ""
+    stepwise: bool = False  # an add ahead of a forecast: applied one instance per reload (reload_steps)
 
     @property
     def changes(self) -> bool:
@@ -79,7 +81,7 @@ class Decision:
     def to_dict(self) -> dict:
         """Return the decision as stored in a study."""
         return {"t": self.t, "kind": self.kind, "reason": self.reason, "knobs": dict(self.knobs),
-                "figures": dict(self.figures), "stop": self.stop}
+                "figures": dict(self.figures), "stop": self.stop, "stepwise": self.stepwise}
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Outcome:
     kind: str
     text: str = ""
     t: float | None = None  # when it happened (applied: when the new config served); None: the autopilot's clock
+    instances: int | None = None  # applied: the count serving when a stepwise add stopped short (None: as decided)
 
     def __post_init__(self) -> None:
         if self.kind not in (APPLIED, REFUSED, RESTARTED):
@@ -169,6 +172,8 @@ class Autopilot:
             raise ValueError("record(applied) without a decision that changed something: call decide() first")
         else:
             _, step, state = pending
+            if outcome.instances is not None:
+                state = replace(state, instances=outcome.instances)
             self._changes[-1] = t  # the dwell counts from when the new config served
             self._expected = state
             if step.tightens and not step.planned:
@@ -198,7 +203,7 @@ class Autopilot:
         held = self._held(step, now)
         if held:
             return Decision(now, HOLD, f"{reason} — held: {held}", figures=numbers)
-        decision = Decision(now, step.kind, reason, dict(step.knobs), numbers)
+        decision = Decision(now, step.kind, reason, dict(step.knobs), numbers, stepwise=step.stepwise)
         self._changes.append(now)
         self._quiet, self._quiet_t1 = 0, float("-inf")  # the new config must prove itself quiet again
         self._pending = (decision, step, _after(state, step))

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from app.autopilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
 from app.autopilot_forecast import ForecastClock, Outlook
-from app.autopilot_rules import KnobState, hold_s
+from app.autopilot_rules import ADD_GAP_S, KnobState, hold_s, reload_steps
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.read import settings_of
@@ -106,10 +106,12 @@ class AutopilotJob:
         self.forecast = forecast  # None: it reacts to the windows alone
         self._since = since  # when the traffic it steers for began (None from it: not yet); windows start after it
         self.records: list[dict] = []  # every judged window of the run (what its study keeps)
+        self._cancel = threading.Event()  # run()'s: the pause between a stepwise add's reloads ends on it
 
     def run(self, progress: Callable[[object], None], cancel: threading.Event) -> AutopilotResult:
         """Steer the model until cancel, the duration's end or the autopilot's own stop; store it all."""
         lab, model = self.lab, self.model
+        self._cancel = cancel
         started = self._clock()
         settings = settings_of(lab.config.current(model))
         study_id = lab.experiments.add_study(Study(
@@ -179,18 +181,46 @@ class AutopilotJob:
         state.last, state.serving = decision, _serving(settings)
         records.append(record_of(figures, settings, decision, room, outlook))
         if decision.changes:
+            reloads: list[list] = []
             try:
-                lab.apply(model, set_settings(config, apply_knobs(settings, decision.knobs)), decision.marker_text)
+                self._apply(decision, config, settings, reloads)
             except ConfigError as exc:
                 self.pilot.record(Outcome(REFUSED, str(exc)))
             else:
                 served = self._clock()
-                self.pilot.record(Outcome(APPLIED, t=served))
+                short = reloads[-1][1] if decision.stepwise and reloads and \
+                    reloads[-1][1] != decision.knobs["instance_count"] else None
+                self.pilot.record(Outcome(APPLIED, t=served, instances=short))
                 records[-1]["applied_t"] = served
+            if decision.stepwise and reloads:
+                records[-1]["reloads"] = reloads  # when each count served (stopped short: those applied)
                 state.serving = _serving(settings_of(lab.config.current(model)))
         state.changes = list(self.pilot.log)
         return self.pilot.log[-1] if self.pilot.stopped else decision
 
+    def _apply(self, decision: Decision, config, settings: ModelSettings, reloads: list[list]) -> None:
+        """Apply a decision through the lab's safe apply — a stepwise add one instance per reload, ADD_GAP_S apart,
+        each its own marker (a step refused raises ConfigError: the steps before it serve, the autopilot stops; turned
+        off between two, or the GPU panel saying the next instance would not fit, it applies no more). reloads: gets
+        [when it served, instances] of each reload applied."""
+        steps = reload_steps(KnobState.of(settings).instances, decision.knobs, decision.stepwise)
+        for i, knobs in enumerate(steps):
+            text = decision.marker_text
+            if i:
+                if self._cancel.wait(ADD_GAP_S):
+                    return  # turned off between reloads: it changes nothing more
+                config = self.lab.config.current(self.model)
+                settings = settings_of(config)
+                room = gpu_room(self.lab, self.model, settings)
+                if room:  # the instances just added took the memory the next one needs
+                    self.lab.markers.add(self.model, KIND, f"autopilot: the add stops at {reloads[-1][1]} "
+                                                           f"instances: {room}")
+                    return
+            if len(steps) > 1:
+                text += (f" — reload {i + 1} of {len(steps)}: {KnobState.of(settings).instances} → "
+                         f"{knobs['instance_count']}")
+            self.lab.apply(self.model, set_settings(config, apply_knobs(settings, knobs)), text)
+            reloads.append([self._clock(), int(knobs.get("instance_count", KnobState.of(settings).instances))])
 
     def _forecast_params(self) -> dict | None:
         """Return what the study keeps of the forecast (its curve stays with its source)."""
@@ -255,7 +285,9 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
         out.append(decision)
         if decision.changes:
             clock[0] = rec.get("applied_t", decision.t)
-            pilot.record(Outcome(APPLIED, t=rec["applied_t"]) if "applied_t" in rec
+            reloads = rec.get("reloads")
+            pilot.record(Outcome(APPLIED, t=rec["applied_t"], instances=int(reloads[-1][1]) if reloads else None)
+                         if "applied_t" in rec
                          else Outcome(REFUSED, "not applied in the recorded run"))
         if pilot.stopped:
             break

@@ -23,6 +23,9 @@ GIVE_BACK_HEADROOM = 1.5  # ... and give an instance back only when the rest car
 HYSTERESIS_DWELLS = 3  # no step down for this many dwells after a step up or a window near the SLA ...
 FLAP_DWELLS = 6  # ... and twice that hold each time a step down had to be undone within this many dwells ...
 MAX_HOLD_S = 600.0  # ... up to 10 minutes: a count that is needed now and then stays
+ADD_GAP_S = 1.0  # an add of several instances ahead of a forecast goes one instance per reload, this far apart:
+# loading instances takes the CPU the serving one needs (bench.add_reload at 120–320 req/s: the worst second's p99
+# 28–40 ms at the median with 1 → 3 in one reload, 24–30 ms one per reload; docs/MEASUREMENTS.md#autopilot)
 MIN_DWELL_S = 2.0  # a reload takes up to about a second: a shorter dwell would judge windows made of the reload
 
 ADD, REMOVE, LOWER_DELAY, RAISE_DELAY, BOUNDS = "add", "remove", "lower_delay", "raise_delay", "bounds"
@@ -107,6 +110,21 @@ class Step:
     tightens: bool
     planned: bool = False  # sized from a forecast: the forecast, not the hysteresis, says when it ends
 
+    @property
+    def stepwise(self) -> bool:
+        """Return True when the step is applied one instance per reload (reload_steps): an add ahead of a forecast
+        has the time; an add under pressure does not wait."""
+        return self.planned and self.kind == ADD
+
+
+def reload_steps(instances: int, knobs: dict, stepwise: bool) -> list[dict]:
+    """Return the knobs of each reload that brings a model serving `instances` to knobs: a stepwise add one
+    instance per reload (ADD_GAP_S apart), anything else in one reload."""
+    want = knobs.get("instance_count")
+    if not stepwise or want is None or want - instances < 2:
+        return [dict(knobs)]
+    return [{**knobs, "instance_count": k} for k in range(instances + 1, want + 1)]
+
 
 def cannot_steer(settings: ModelSettings) -> str:
     """Return why the autopilot cannot steer a model ('' when it can)."""
@@ -172,7 +190,7 @@ def ahead(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) ->
     return Step(ADD, {"instance_count": want},
                 f"the forecast ({outlook.source}) expects {outlook.soon_rps:,.0f}/s within {outlook.lead_s:g} s"
                 f"{until}, {per_instance_rps:,.0f}/s per instance: +{want - n} instance{'s' if want - n > 1 else ''} "
-                f"({n} → {want}) before it arrives", True, planned=True)
+                f"({n} → {want}) before it arrives{', one per reload' if want - n > 1 else ''}", True, planned=True)
 
 
 def ahead_relax(state: KnobState, outlook, per_instance_rps: float, bounds: Bounds) -> Step | None:
@@ -184,7 +202,7 @@ def ahead_relax(state: KnobState, outlook, per_instance_rps: float, bounds: Boun
         return None
     return Step(REMOVE, {"instance_count": n - 1},
                 f"the forecast ({outlook.source}) expects at most {outlook.later_rps:,.0f}/s for the next "
-                f"{outlook.later_s:g} s, which {need} instance{'s' if need > 1 else ''} carry at "
+                f"{outlook.later_s:g} s, which {need} instance{'s carry' if need > 1 else ' carries'} at "
                 f"{per_instance_rps:,.0f}/s each with a third spare: −1 instance ({n} → {n - 1}) to save cost", False,
                 planned=True)
 

@@ -80,11 +80,20 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
             off.set()
             pilot.join(60)
     result: AutopilotResult = out["result"]
-    served = [(rec["applied_t"], int(rec["decision"]["knobs"]["instance_count"])) for rec in job.records
-              if "applied_t" in rec and "instance_count" in rec["decision"]["knobs"]]
+    served = [(t, n) for rec in job.records for t, n in served_counts(rec)]
     counts = tuple(count_at(served, start_count, (w.t0 + w.t1) / 2) for w in windows)
     judged = score(windows, played_s(spec.arrival), sla_ms, list(counts), behind_in(merged(windows).client()))
     return SteeredRun(judged, result, counts)
+
+
+def served_counts(record: dict) -> list[tuple[float, int]]:
+    """Return when each instance count a recorded window's decision applied began to serve: every reload of a
+    stepwise add, else the one change (none when nothing was applied or the count did not change)."""
+    if record.get("reloads"):
+        return [(float(t), int(n)) for t, n in record["reloads"]]
+    knobs = record["decision"]["knobs"]
+    return [(record["applied_t"], int(knobs["instance_count"]))] if "applied_t" in record and \
+        "instance_count" in knobs else []
 
 
 def count_at(changes: list[tuple[float, int]], start: int, t: float) -> int:

@@ -3,15 +3,24 @@ arrives, giving back when the forecast's longer horizon needs fewer, the reactiv
 forecast is wrong, and a run's recorded outlooks replayed to the same decisions (no server, no timing)."""
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import replace
+from types import SimpleNamespace
+
 import pytest
 
-from app.autopilot import Autopilot, Bounds
+from app.autopilot import APPLIED, Autopilot, Bounds, Decision, Outcome
 from app.autopilot_forecast import Forecast, ForecastClock, ForecastError, Outlook
-from app.autopilot_loop import later_s, record_of, replay
-from app.autopilot_rules import AHEAD_HEADROOM, instances_for
+from app.autopilot_loop import AutopilotJob, later_s, record_of, replay
+from app.autopilot_rules import AHEAD_HEADROOM, instances_for, reload_steps
+from app.config.edits import set_settings
+from app.config.model_config import ModelConfig
+from app.config.read import settings_of
 from loadgen.rate_trace_shipped import make_shipped_traces
 from tests.app.test_autopilot import SLA, T0, applied, fig, settings
 
+MODEL = "gpu_sim"
 CROWD = Forecast(((0.0, 100.0), (10.0, 800.0), (20.0, 100.0), (60.0, 100.0)), lead_s=3.0, instance_rps=300.0,
                  source="yesterday")
 
@@ -79,7 +88,7 @@ def test_it_gives_back_when_the_longer_horizon_needs_fewer_without_waiting_out_t
     d = ap.decide(fig(10.0, 21, seconds=3, offered=100, served=100), s, T0 + 21,
                   outlook=CROWD.outlook(21.0, later_s(bounds)))
     assert d.kind == "remove" and d.knobs == {"instance_count": 3}, d.reason
-    assert "expects at most 100/s for the next 12 s, which 1 instance carry at 300/s each with a third spare: " \
+    assert "expects at most 100/s for the next 12 s, which 1 instance carries at 300/s each with a third spare: " \
         "−1 instance (4 → 3)" \
         in d.reason, d.reason
     s = applied(ap, s, d, 21.2)
@@ -215,3 +224,87 @@ def test_between_the_add_and_the_give_back_thresholds_it_holds():
     d = Autopilot(bounds, clock=lambda: T0).decide(fig(20.0, 10, seconds=3, offered=480, served=480), settings(2, 500),
                                                    T0 + 10, outlook=flat.outlook(10.0, later_s(bounds), 4.0))
     assert d.kind == "hold", d.reason
+
+
+def test_an_add_ahead_goes_one_instance_per_reload_and_an_add_under_pressure_in_one():
+    bounds = Bounds(SLA, 1, 4, (), 4.0)
+    d = Autopilot(bounds, clock=lambda: T0).decide(fig(12.0, 8, seconds=3, offered=100, served=100), settings(1, 500),
+                                                   T0 + 8, outlook=CROWD.outlook(8.0, later_s(bounds), 4.0))
+    assert d.kind == "add" and d.stepwise and d.reason.endswith("(1 → 4) before it arrives, one per reload"), d
+    assert d.to_dict()["stepwise"] is True
+    assert reload_steps(1, d.knobs, d.stepwise) == [{"instance_count": 2}, {"instance_count": 3},
+                                                     {"instance_count": 4}]
+    # arrivals outrunning service: as many as the shortfall asks, in one reload (a surge already here does not wait)
+    pressed = Autopilot(bounds, clock=lambda: T0).decide(
+        fig(90.0, 8, seconds=3, queue_us=9000, request_us=10000, offered=600, served=200), settings(1, 500), T0 + 8)
+    assert pressed.kind == "add" and pressed.knobs["instance_count"] >= 3 and not pressed.stepwise, pressed
+    assert reload_steps(1, pressed.knobs, pressed.stepwise) == [pressed.knobs]
+    # one instance more, or another knob with it, is one reload
+    assert reload_steps(2, {"instance_count": 3}, True) == [{"instance_count": 3}]
+    assert reload_steps(1, {"instance_count": 3, "max_queue_delay_microseconds": 100}, True) == [
+        {"instance_count": 2, "max_queue_delay_microseconds": 100},
+        {"instance_count": 3, "max_queue_delay_microseconds": 100}]
+
+
+class _StepLab:
+    """What AutopilotJob._apply uses of a lab: the served config and the safe apply (each apply recorded)."""
+
+    def __init__(self, instances: int, cancel: threading.Event | None = None, cancel_after: int = 0) -> None:
+        self.config = SimpleNamespace(current=lambda model: self.served)
+        self.served = set_settings(ModelConfig(), settings(instances, 500))
+        self.applied: list[tuple[int, str, float]] = []
+        self.marked: list[str] = []
+        self.markers = SimpleNamespace(add=lambda model, kind, text: self.marked.append(text))
+        self._cancel, self._cancel_after = cancel, cancel_after
+
+    def apply(self, model, config, what):
+        self.served = config
+        self.applied.append((settings_of(config).instance_groups[0].count, what, time.monotonic()))
+        if self._cancel is not None and len(self.applied) == self._cancel_after:
+            self._cancel.set()
+
+
+def test_the_job_applies_a_stepwise_add_one_reload_at_a_time_each_marked_and_stops_on_turn_off(monkeypatch):
+    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.05)
+    decision = Decision(T0, "add", "the forecast expects 800/s: +2 instances (1 → 3) before it arrives, one per "
+                        "reload", {"instance_count": 3}, stepwise=True)
+    lab = _StepLab(1)
+    job, reloads = AutopilotJob(lab, MODEL, Bounds(SLA, 1, 4, (), 4.0)), []
+    job._apply(decision, lab.served, settings_of(lab.served), reloads)
+    assert [n for _, n in reloads] == [2, 3] and reloads[0][0] < reloads[1][0], reloads
+    assert [(n, what) for n, what, _ in lab.applied] == [
+        (2, f"{decision.marker_text} — reload 1 of 2: 1 → 2"), (3, f"{decision.marker_text} — reload 2 of 2: 2 → 3")]
+    assert lab.applied[1][2] - lab.applied[0][2] >= 0.05, lab.applied  # the pause between them
+    # not stepwise: one reload, the decision's own marker
+    lab = _StepLab(1)
+    AutopilotJob(lab, MODEL, Bounds(SLA, 1, 4, (), 4.0))._apply(
+        replace(decision, stepwise=False), lab.served, settings_of(lab.served), [])
+    assert [(n, what) for n, what, _ in lab.applied] == [(3, decision.marker_text)]
+    # turned off after the first reload: no second one
+    cancel = threading.Event()
+    lab = _StepLab(1, cancel, cancel_after=1)
+    job = AutopilotJob(lab, MODEL, Bounds(SLA, 1, 4, (), 4.0))
+    job._cancel, reloads = cancel, []
+    job._apply(decision, lab.served, settings_of(lab.served), reloads)
+    assert [n for n, _, _ in lab.applied] == [2] and [n for _, n in reloads] == [2], (lab.applied, reloads)
+
+
+def test_a_stepwise_add_stops_where_the_gpu_has_no_room_and_the_autopilot_goes_on_from_there(monkeypatch):
+    full = "GPU 0: 1.0 GiB free, one more instance takes about 2.1 GiB"
+    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.0)
+    monkeypatch.setattr("app.autopilot_loop.gpu_room", lambda lab, model, served: full)  # after the first reload
+    bounds = Bounds(SLA, 1, 4, (), 4.0)
+    lab = _StepLab(1)
+    job = AutopilotJob(lab, MODEL, bounds, clock=lambda: T0 + 8)
+    d = job.pilot.decide(fig(12.0, 8, seconds=3, offered=100, served=100), settings(1, 500), T0 + 8,
+                         outlook=CROWD.outlook(8.0, later_s(bounds), 4.0))
+    assert d.stepwise and d.knobs == {"instance_count": 4}, d
+    reloads: list = []
+    job._apply(d, lab.served, settings_of(lab.served), reloads)
+    assert [n for n, _, _ in lab.applied] == [2] and [n for _, n in reloads] == [2], lab.applied
+    assert lab.marked == [f"autopilot: the add stops at 2 instances: {full}"], lab.marked
+    job.pilot.record(Outcome(APPLIED, t=T0 + 8.5, instances=2))
+    # the count it serves is the one it knows: no stop for "a change outside the autopilot"
+    later = job.pilot.decide(fig(12.0, 14, seconds=3, offered=100, served=100), settings(2, 500), T0 + 14,
+                             outlook=CROWD.outlook(14.0, later_s(bounds), 4.0))
+    assert later.kind != "stop", later.reason
