@@ -23,10 +23,11 @@ Pure: decide() reads one window's Figures and the served ModelSettings and retur
   longer horizon) and the rate one instance carries within the SLA (the forecast's — a sweep's operating point —
   else the most one instance has carried in a window under ACT_SHARE of the SLA, a lower bound): add instances
   before the expected rate arrives (sized with AHEAD_HEADROOM), and give one back when the rate expected over the
-  longer horizon needs fewer (with GIVE_BACK_HEADROOM) and p99 is not near the SLA; the reactive rules stay the safety net, and no quiet
-  step down happens while the forecast still needs the count. A planned change is not held back by hysteresis
-  after it (the forecast says when it ends); a window near the SLA still is. A planned add of several instances
-  is applied one instance per reload, ADD_GAP_S apart (loading two at once takes the CPU the serving one needs).
+  longer horizon needs fewer (with GIVE_BACK_HEADROOM) and p99 is not near the SLA; the reactive rules stay the
+  safety net, and no quiet step down happens while the forecast still needs the count. A planned change is not
+  held back by hysteresis after it (the forecast says when it ends); a window near the SLA still is. A planned add
+  of several instances is applied one instance per reload, ADD_GAP_S apart, as many reloads as fit in the lead
+  (loading two at once takes the CPU the serving one needs).
 - An instance count outside the bounds is brought to the nearest bound first: the user's bounds win.
 - Stop, and say why, on a refused apply, a failure rate above failure_stop (judged, like latency, on
   MIN_SAMPLES attempts that ended), a server restart, a config changed by someone else (the autopilot would fight

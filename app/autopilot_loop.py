@@ -194,22 +194,32 @@ class AutopilotJob:
                 records[-1]["applied_t"] = served
             if decision.stepwise and reloads:
                 records[-1]["reloads"] = reloads  # when each count served (stopped short: those applied)
+            try:
                 state.serving = _serving(settings_of(lab.config.current(model)))
+            except ConfigError:  # the server went away meanwhile: the next period looks again
+                pass
         state.changes = list(self.pilot.log)
         return self.pilot.log[-1] if self.pilot.stopped else decision
 
     def _apply(self, decision: Decision, config, settings: ModelSettings, reloads: list[list]) -> None:
         """Apply a decision through the lab's safe apply — a stepwise add one instance per reload, ADD_GAP_S apart,
         each its own marker (a step refused raises ConfigError: the steps before it serve, the autopilot stops; turned
-        off between two, or the GPU panel saying the next instance would not fit, it applies no more). reloads: gets
-        [when it served, instances] of each reload applied."""
-        steps = reload_steps(KnobState.of(settings).instances, decision.knobs, decision.stepwise)
+        off between two, the server unreadable, or the GPU panel saying the next instance would not fit, it applies
+        no more; as many reloads as fit in the forecast's lead, the last taking the rest). reloads: gets [when it
+        served, instances] of each reload applied."""
+        lead = (decision.figures.get("forecast") or {}).get("lead_s") or 0.0
+        steps = reload_steps(KnobState.of(settings).instances, decision.knobs, decision.stepwise,
+                             most=max(1, int(lead // ADD_GAP_S)))
         for i, knobs in enumerate(steps):
             text = decision.marker_text
             if i:
                 if self._cancel.wait(ADD_GAP_S):
                     return  # turned off between reloads: it changes nothing more
-                config = self.lab.config.current(self.model)
+                try:
+                    config = self.lab.config.current(self.model)
+                except ConfigError as exc:  # the server went away: the next period sees it (a restart stops it)
+                    log.info("autopilot: config unreadable between reloads: %s", exc)
+                    return
                 settings = settings_of(config)
                 room = gpu_room(self.lab, self.model, settings)
                 if room:  # the instances just added took the memory the next one needs

@@ -25,7 +25,7 @@ FLAP_DWELLS = 6  # ... and twice that hold each time a step down had to be undon
 MAX_HOLD_S = 600.0  # ... up to 10 minutes: a count that is needed now and then stays
 ADD_GAP_S = 1.0  # an add of several instances ahead of a forecast goes one instance per reload, this far apart:
 # loading instances takes the CPU the serving one needs (bench.add_reload at 120–320 req/s: the worst second's p99
-# 28–40 ms at the median with 1 → 3 in one reload, 24–30 ms one per reload; docs/MEASUREMENTS.md#autopilot)
+# 46–51 ms at the median with 1 → 3 in one reload, 30–37 ms one per reload; docs/MEASUREMENTS.md#autopilot)
 MIN_DWELL_S = 2.0  # a reload takes up to about a second: a shorter dwell would judge windows made of the reload
 
 ADD, REMOVE, LOWER_DELAY, RAISE_DELAY, BOUNDS = "add", "remove", "lower_delay", "raise_delay", "bounds"
@@ -117,13 +117,17 @@ class Step:
         return self.planned and self.kind == ADD
 
 
-def reload_steps(instances: int, knobs: dict, stepwise: bool) -> list[dict]:
+def reload_steps(instances: int, knobs: dict, stepwise: bool, most: int | None = None) -> list[dict]:
     """Return the knobs of each reload that brings a model serving `instances` to knobs: a stepwise add one
-    instance per reload (ADD_GAP_S apart), anything else in one reload."""
+    instance per reload (ADD_GAP_S apart) — at most `most` reloads, the last taking the rest (the add must be done
+    before the rate it is for arrives) — anything else in one reload."""
     want = knobs.get("instance_count")
     if not stepwise or want is None or want - instances < 2:
         return [dict(knobs)]
-    return [{**knobs, "instance_count": k} for k in range(instances + 1, want + 1)]
+    counts = list(range(instances + 1, want + 1))
+    if most is not None and len(counts) > max(1, most):
+        counts = counts[:max(1, most) - 1] + [want]
+    return [{**knobs, "instance_count": k} for k in counts]
 
 
 def cannot_steer(settings: ModelSettings) -> str:

@@ -7,15 +7,17 @@ model_repository/), gpu_sim with one instance serves an open Poisson load at eac
 instances both ways, through the lab's safe apply — *direct* (1 → 3 in one reload) and *stepwise* (1 → 2, then
 2 → 3 --gap-s after the first served) — and goes back to one instance between them, the two ways alternating.
 
-Printed per rate and way, over the repetitions: the worst one-second p99 from a second before the add to two after
-it (the seconds the autopilot's score judges), its median and highest, and the requests over 50 ms; the first add of
-a run (the first time the server creates those instances) is left out of both ways, and the same seconds before
-each add give the baseline.
+Printed per rate and way, over the repetitions: the worst one-second p99 (whole seconds, as the autopilot's score
+judges them) from a second before the add's start to --gap-s + 3 s after it — the same span both ways — its median
+and highest, and the requests over 50 ms in it; the first add of each way (the first time the server creates those
+instances) is left out, the ways alternate which goes first, and the three seconds before each add (after the
+previous step down has settled) give the baseline.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 
@@ -26,7 +28,8 @@ from bench.autopilot import MODEL, serve
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
 
 DELAY_US = 500
-SETTLE_S = 4.0  # after an add, before going back to one instance; and after that, before the next add
+SETTLE_S = 4.0  # after an add, before going back to one instance
+SETTLE_BACK_S = 6.0  # after going back to one instance, before the next add (the baseline: its last 3 s but one)
 WAYS = ("direct", "stepwise")
 
 
@@ -43,9 +46,9 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
         while lab.load.started_at is None:
             time.sleep(0.05)
         t0 = lab.load.started_at
-        time.sleep(SETTLE_S)
+        time.sleep(SETTLE_BACK_S)
         for rep in range(reps + 1):
-            for way in WAYS:
+            for way in (WAYS if rep % 2 == 0 else WAYS[::-1]):
                 began = time.time() - t0
                 if way == "direct":
                     serve(lab, 3, DELAY_US)
@@ -56,7 +59,7 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
                 events.append((rep, way, began, time.time() - t0))
                 time.sleep(SETTLE_S)
                 serve(lab, 1, DELAY_US)
-                time.sleep(SETTLE_S)
+                time.sleep(SETTLE_BACK_S)
     finally:
         lab.load.stop()
         unsubscribe()
@@ -64,16 +67,18 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
     adds = []
     for rep, way, began, ended in events:
         adds.append({"rep": rep, "way": way, "began_s": began, "took_s": ended - began,
-                     **_seconds(done, began - 1.0, ended + 2.0),
+                     **_seconds(done, began - 1.0, began + gap_s + 3.0),
                      "baseline": _seconds(done, began - 4.0, began - 1.0)})
     return {"rate": rate, "adds": adds}
 
 
 def _seconds(done: list[tuple[float, float]], t0: float, t1: float) -> dict:
-    """Return the worst one-second p99 (ms) of requests ended in [t0, t1) and how many took over 50 ms."""
+    """Return the worst p99 (ms) of the whole seconds of the run that [t0, t1) covers (the requests that ended in
+    each) and how many of their requests took over 50 ms."""
+    first, last = math.floor(t0), math.ceil(t1)  # the seconds that hold any of [t0, t1)
     seconds: dict[int, list[float]] = {}
     for end, latency in done:
-        if t0 <= end < t1:
+        if first <= end < last:
             seconds.setdefault(int(end), []).append(latency)
     full = [v for v in seconds.values() if len(v) >= 20]
     worst = max((float(np.percentile(v, 99)) * 1000 for v in full), default=None)
@@ -82,8 +87,8 @@ def _seconds(done: list[tuple[float, float]], t0: float, t1: float) -> dict:
 
 def report(results: list[dict]) -> str:
     """Return the table: per rate and way, the worst second's p99 over the repetitions (the warm-up left out)."""
-    lines = ["| req/s | way | worst-second p99, median (ms) | highest (ms) | requests > 50 ms | baseline median (ms) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| req/s | way | adds | worst-second p99, median (ms) | highest (ms) | requests > 50 ms | "
+             "baseline median (ms) |", "|---|---|---|---|---|---|---|"]
     for result in results:
         for way in WAYS:
             adds = [a for a in result["adds"] if a["way"] == way and a["rep"] > 0 and a["worst_second_p99_ms"]]
@@ -92,7 +97,8 @@ def report(results: list[dict]) -> str:
             worst = [a["worst_second_p99_ms"] for a in adds]
             base = [a["baseline"]["worst_second_p99_ms"] for a in adds if a["baseline"]["worst_second_p99_ms"]]
             baseline = f"{statistics.median(base):.1f}" if base else "—"
-            lines.append(f"| {result['rate']:g} | {way} | {statistics.median(worst):.1f} | {max(worst):.1f} | "
+            lines.append(f"| {result['rate']:g} | {way} | {len(adds)} | {statistics.median(worst):.1f} | "
+                         f"{max(worst):.1f} | "
                          f"{sum(a['over_50ms'] for a in adds)} | {baseline} |")
     return "\n".join(lines)
 

@@ -12,7 +12,9 @@ import pytest
 
 from app.autopilot import APPLIED, Autopilot, Bounds, Decision, Outcome
 from app.autopilot_forecast import Forecast, ForecastClock, ForecastError, Outlook
-from app.autopilot_loop import AutopilotJob, later_s, record_of, replay
+from app.autopilot_loop import AutopilotJob, AutopilotProgress, later_s, record_of, replay
+from app.autopilot_trace import served_counts
+from app.config.errors import ConfigError
 from app.autopilot_rules import AHEAD_HEADROOM, instances_for, reload_steps
 from app.config.edits import set_settings
 from app.config.model_config import ModelConfig
@@ -241,6 +243,9 @@ def test_an_add_ahead_goes_one_instance_per_reload_and_an_add_under_pressure_in_
     assert reload_steps(1, pressed.knobs, pressed.stepwise) == [pressed.knobs]
     # one instance more, or another knob with it, is one reload
     assert reload_steps(2, {"instance_count": 3}, True) == [{"instance_count": 3}]
+    # only as many reloads as fit in the lead: the last takes the rest
+    assert [k["instance_count"] for k in reload_steps(1, {"instance_count": 6}, True, most=3)] == [2, 3, 6]
+    assert reload_steps(1, {"instance_count": 6}, True, most=1) == [{"instance_count": 6}]
     assert reload_steps(1, {"instance_count": 3, "max_queue_delay_microseconds": 100}, True) == [
         {"instance_count": 2, "max_queue_delay_microseconds": 100},
         {"instance_count": 3, "max_queue_delay_microseconds": 100}]
@@ -249,15 +254,23 @@ def test_an_add_ahead_goes_one_instance_per_reload_and_an_add_under_pressure_in_
 class _StepLab:
     """What AutopilotJob._apply uses of a lab: the served config and the safe apply (each apply recorded)."""
 
-    def __init__(self, instances: int, cancel: threading.Event | None = None, cancel_after: int = 0) -> None:
+    def __init__(self, instances: int, cancel: threading.Event | None = None, cancel_after: int = 0,
+                 refuse_at: int = 0) -> None:
         self.config = SimpleNamespace(current=lambda model: self.served)
         self.served = set_settings(ModelConfig(), settings(instances, 500))
         self.applied: list[tuple[int, str, float]] = []
         self.marked: list[str] = []
-        self.markers = SimpleNamespace(add=lambda model, kind, text: self.marked.append(text))
-        self._cancel, self._cancel_after = cancel, cancel_after
+        self.markers = SimpleNamespace(add=lambda model, kind, text: self.marked.append(text),
+                                       last_change=lambda model, kinds: None)
+        self._cancel, self._cancel_after, self._refuse_at, self._applies = cancel, cancel_after, refuse_at, 0
+
+    def measure(self, model, begin, end):  # a quiet window of 100/s ending at end
+        return fig(12.0, end - T0, seconds=end - begin, offered=100, served=100)
 
     def apply(self, model, config, what):
+        self._applies += 1
+        if self._applies == self._refuse_at:
+            raise ConfigError("the server refused: instance 3 failed to load")
         self.served = config
         self.applied.append((settings_of(config).instance_groups[0].count, what, time.monotonic()))
         if self._cancel is not None and len(self.applied) == self._cancel_after:
@@ -267,7 +280,7 @@ class _StepLab:
 def test_the_job_applies_a_stepwise_add_one_reload_at_a_time_each_marked_and_stops_on_turn_off(monkeypatch):
     monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.05)
     decision = Decision(T0, "add", "the forecast expects 800/s: +2 instances (1 → 3) before it arrives, one per "
-                        "reload", {"instance_count": 3}, stepwise=True)
+                        "reload", {"instance_count": 3}, {"forecast": {"lead_s": 3.0}}, stepwise=True)
     lab = _StepLab(1)
     job, reloads = AutopilotJob(lab, MODEL, Bounds(SLA, 1, 4, (), 4.0)), []
     job._apply(decision, lab.served, settings_of(lab.served), reloads)
@@ -291,7 +304,7 @@ def test_the_job_applies_a_stepwise_add_one_reload_at_a_time_each_marked_and_sto
 
 def test_a_stepwise_add_stops_where_the_gpu_has_no_room_and_the_autopilot_goes_on_from_there(monkeypatch):
     full = "GPU 0: 1.0 GiB free, one more instance takes about 2.1 GiB"
-    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.0)
+    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
     monkeypatch.setattr("app.autopilot_loop.gpu_room", lambda lab, model, served: full)  # after the first reload
     bounds = Bounds(SLA, 1, 4, (), 4.0)
     lab = _StepLab(1)
@@ -308,3 +321,38 @@ def test_a_stepwise_add_stops_where_the_gpu_has_no_room_and_the_autopilot_goes_o
     later = job.pilot.decide(fig(12.0, 14, seconds=3, offered=100, served=100), settings(2, 500), T0 + 14,
                              outlook=CROWD.outlook(14.0, later_s(bounds), 4.0))
     assert later.kind != "stop", later.reason
+
+
+def _job_on(lab, clock_t: float) -> tuple[AutopilotJob, AutopilotProgress]:
+    bounds = Bounds(SLA, 1, 4, (), 4.0)
+    job = AutopilotJob(lab, MODEL, bounds, window_s=3.0, clock=lambda: clock_t,
+                       forecast=ForecastClock(CROWD, lambda: T0))
+    return job, AutopilotProgress(1, MODEL, bounds, T0)
+
+
+def test_a_window_that_adds_ahead_records_every_reload_shows_the_count_and_replays(monkeypatch):
+    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
+    lab = _StepLab(1)
+    job, state = _job_on(lab, T0 + 8)
+    d = job._once(T0 + 8, T0, job.records, state)
+    assert d.kind == "add" and d.stepwise and d.knobs == {"instance_count": 4}, d
+    rec = job.records[-1]
+    assert [n for _, n in rec["reloads"]] == [2, 3, 4] and "applied_t" in rec, rec
+    assert [n for n, _, _ in lab.applied] == [2, 3, 4] and state.serving["instances"] == 4, (lab.applied, state)
+    assert served_counts(rec) == [(t, n) for t, n in rec["reloads"]]
+    again = replay(job.records, job.bounds, settings(1, 500))
+    assert [(a.kind, a.reason, a.knobs) for a in again] == [(d.kind, d.reason, d.knobs)]
+
+
+def test_a_refused_second_reload_stops_it_with_the_first_serving_and_shown(monkeypatch):
+    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
+    lab = _StepLab(1, refuse_at=2)
+    job, state = _job_on(lab, T0 + 8)
+    d = job._once(T0 + 8, T0, job.records, state)
+    assert job.pilot.stopped.startswith("the lab refused the change (the forecast (yesterday) expects"), \
+        job.pilot.stopped
+    assert "instance 3 failed to load" in job.pilot.stopped and d.kind == "stop", d
+    rec = job.records[-1]
+    assert [n for _, n in rec["reloads"]] == [2] and "applied_t" not in rec, rec
+    assert state.serving["instances"] == 2 and settings_of(lab.served).instance_groups[0].count == 2, state
+    assert [c[1] for c in served_counts(rec)] == [2]
