@@ -188,9 +188,8 @@ class AutopilotJob:
                 self.pilot.record(Outcome(REFUSED, str(exc)))
             else:
                 served = self._clock()
-                short = reloads[-1][1] if decision.stepwise and reloads and \
-                    reloads[-1][1] != decision.knobs["instance_count"] else None
-                self.pilot.record(Outcome(APPLIED, t=served, instances=short))
+                served_count = reloads[-1][1] if decision.stepwise and reloads else None  # as replay() reads it
+                self.pilot.record(Outcome(APPLIED, t=served, instances=served_count))
                 records[-1]["applied_t"] = served
             if decision.stepwise and reloads:
                 records[-1]["reloads"] = reloads  # when each count served (stopped short: those applied)

@@ -125,8 +125,8 @@ def reload_steps(instances: int, knobs: dict, stepwise: bool, most: int | None =
     if not stepwise or want is None or want - instances < 2:
         return [dict(knobs)]
     counts = list(range(instances + 1, want + 1))
-    if most is not None and len(counts) > max(1, most):
-        counts = counts[:max(1, most) - 1] + [want]
+    limit = len(counts) if most is None else min(len(counts), max(1, most))
+    counts = counts[:limit - 1] + [want]
     return [{**knobs, "instance_count": k} for k in counts]
 
 
