@@ -7,9 +7,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from app.config.errors import ServerQueryError
+from app.metrics.exposition import samples
 from app.server.control_key import LOCKED_FIX, is_locked
 from app.server.endpoint import Endpoint
 from app.server.repository import model_names
@@ -33,11 +32,8 @@ class ServerCaps:
 
 def gpu_count_from_metrics(text: str) -> int:
     """Count the distinct GPUs (gpu_uuid labels) that report nv_gpu_utilization in metrics text."""
-    uuids = set()
-    for family in text_string_to_metric_families(text):
-        if family.name == GPU_METRIC:
-            uuids.update(sample.labels.get("gpu_uuid", str(i)) for i, sample in enumerate(family.samples))
-    return len(uuids)
+    found = samples(text, GPU_METRIC.__eq__)
+    return len({labels.get("gpu_uuid", str(i)) for i, (_, labels, _) in enumerate(found)})
 
 
 def server_gpu_count(endpoint: Endpoint, timeout_s: float = 5.0) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
+from app.metrics.exposition import samples
 
 FAMILIES = {
     "nv_gpu_utilization": "utilization",
@@ -39,13 +39,8 @@ class Gpu:
 def gpus_of(text: str) -> list[Gpu]:
     """Return every GPU in a /metrics text, in the server's order (empty on a CPU server)."""
     values: dict[str, dict] = {}
-    for family in text_string_to_metric_families(text):
-        field = FAMILIES.get(family.name)
-        if field is None:
-            continue
-        for sample in family.samples:
-            uuid = sample.labels.get("gpu_uuid", "")
-            values.setdefault(uuid, {})[field] = float(sample.value)
+    for name, labels, value in samples(text, FAMILIES.__contains__):
+        values.setdefault(labels.get("gpu_uuid", ""), {})[FAMILIES[name]] = value
     return [Gpu(uuid, **fields) for uuid, fields in values.items()]
 
 

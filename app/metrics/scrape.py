@@ -5,7 +5,7 @@ import math
 import urllib.request
 from dataclasses import dataclass, field
 
-from prometheus_client.parser import text_string_to_metric_families
+from app.metrics.exposition import samples
 
 COUNTERS = (
     "nv_inference_request_success", "nv_inference_count", "nv_inference_exec_count",
@@ -20,6 +20,13 @@ SUMMARIES = (
     "nv_inference_compute_infer_summary_us", "nv_inference_compute_output_summary_us",
 )
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
+CPU = "nv_cpu_utilization"
+_NAMES = frozenset((*COUNTERS, FAILURE, PENDING, *SUMMARIES, CPU))
+
+
+def _read(name: str) -> bool:
+    """The samples parse_metrics reads: the families above and the GPU gauges (a summary's _count and _sum not)."""
+    return name in _NAMES or name.startswith("nv_gpu_")
 
 
 @dataclass(frozen=True)
@@ -60,28 +67,26 @@ def parse_metrics(text: str, t: float) -> Scrape:
     acc: dict[str, dict] = {}
     gpu: dict[str, list[float]] = {}
     cpu = None
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            labels, value = sample.labels, float(sample.value)
-            model = labels.get("model")
-            if model is None:
-                if family.name == "nv_cpu_utilization":
-                    cpu = value
-                elif family.name.startswith("nv_gpu_"):
-                    gpu.setdefault(family.name, []).append(value)
-                continue
-            m = acc.setdefault(model, {"counters": {}, "failures": {}, "pending": None, "quantiles": {}})
-            if family.name in COUNTERS:
-                _add(m["counters"], family.name, value)
-            elif family.name == FAILURE:
-                _add(m["failures"], labels.get("reason", "UNKNOWN"), value)
-            elif family.name == PENDING:
-                m["pending"] = (m["pending"] or 0.0) + value
-            elif family.name in SUMMARIES and sample.name == family.name and "quantile" in labels:
-                # Quantiles of several versions cannot be summed; keep the worst.
-                key = (family.name, float(labels["quantile"]))
-                old = m["quantiles"].get(key)
-                m["quantiles"][key] = value if old is None or math.isnan(old) or value > old else old
+    for name, labels, value in samples(text, _read):
+        model = labels.get("model")
+        if model is None:
+            if name == CPU:
+                cpu = value
+            elif name.startswith("nv_gpu_"):
+                gpu.setdefault(name, []).append(value)
+            continue
+        m = acc.setdefault(model, {"counters": {}, "failures": {}, "pending": None, "quantiles": {}})
+        if name in COUNTERS:
+            _add(m["counters"], name, value)
+        elif name == FAILURE:
+            _add(m["failures"], labels.get("reason", "UNKNOWN"), value)
+        elif name == PENDING:
+            m["pending"] = (m["pending"] or 0.0) + value
+        elif name in SUMMARIES and "quantile" in labels:
+            # Quantiles of several versions cannot be summed; keep the worst.
+            key = (name, float(labels["quantile"]))
+            old = m["quantiles"].get(key)
+            m["quantiles"][key] = value if old is None or math.isnan(old) or value > old else old
     return Scrape(
         t=t,
         models={name: ModelValues(**values) for name, values in acc.items()},

@@ -173,3 +173,21 @@ def test_the_timeline_draws_one_line_per_arm_and_trial_in_each_panel(ab):
     assert len({f["series"] for f, _ in lines}) == 2 * 4 and len(lines) == 2 * 2 * 4  # p99 and throughput panels
     rows = charts.timeline_rows(ab)
     assert sorted({r["t"] for r in rows}) == [1.0, 2.0, 3.0]  # three 1 s windows from each trial's start
+
+
+def test_every_study_chart_is_valid_vega_lite(sweep, ab):
+    """The report renders its charts unvalidated (app.experiments.report.svg): each kind is validated here."""
+    space, points = sweep
+    made = {"sweep_curves": charts.sweep_curves(points, space), "sweep_by_load": charts.sweep_by_load(points, space),
+            "pareto_chart": charts.pareto_chart(points, space), "ab_trials": charts.ab_trials(ab),
+            "ab_differences": charts.ab_differences(ab, ab.plan.arms[1].name), "ab_timeline": charts.ab_timeline(ab),
+            "empty": charts.empty("nothing measured")}
+    public = {name for name, f in vars(charts).items()
+              if callable(f) and getattr(f, "__module__", "") == charts.__name__ and not name.startswith("_")
+              and getattr(f, "__annotations__", {}).get("return") in ("alt.Chart", "alt.LayerChart")}
+    assert public <= set(made), f"a study chart not validated here: {sorted(public - set(made))}"
+    for name, chart in made.items():
+        try:
+            chart.to_dict(validate=True)
+        except Exception as exc:
+            raise AssertionError(f"{name} is not valid Vega-Lite: {exc}") from exc

@@ -147,5 +147,24 @@ def browser(playwright_module):
     """A headless Debian Chromium driven by Playwright (no downloaded browsers), for one module."""
     require_tool(str(CHROMIUM), "chromium")
     chromium = playwright_module.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-    yield chromium
+    yield PatientBrowser(chromium)
     chromium.close()
+
+
+PAGE_TIMEOUT_MS = 60_000  # Playwright's 30 s was too short for a page's first draw while the first pass starts its
+# four workers' servers and dashboards on two cores (2026-12-02: four tests failed there, every time, at a click)
+
+
+class PatientBrowser:
+    """The Chromium of a module, whose new pages wait up to PAGE_TIMEOUT_MS for an element."""
+
+    def __init__(self, chromium) -> None:
+        self._chromium = chromium
+
+    def new_page(self, **kwargs):
+        page = self._chromium.new_page(**kwargs)
+        page.set_default_timeout(PAGE_TIMEOUT_MS)
+        return page
+
+    def __getattr__(self, name):
+        return getattr(self._chromium, name)

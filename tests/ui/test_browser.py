@@ -163,7 +163,7 @@ def test_screenshot_every_page(dashboard, browser):
         for title, url in links.items():
             page.goto(url)
             page.locator("h1").first.wait_for(timeout=30_000)
-            wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, f"{title} to finish its run")
+            wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 60, f"{title} to finish its run")
             if histogram(page) is not None and title != "Sequence batching":  # a live view of gpu_sim: wait for data
                 wait_until(lambda: histogram(page), 60, f"batches in the live view of {title}")
             assert not page.locator('[data-testid="stException"]').count(), f"exception on {title}"
