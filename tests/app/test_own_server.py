@@ -26,7 +26,9 @@ def connect(tmp_path, monkeypatch):
     def make(server, with_repository: bool = True) -> Lab:
         env = {"TRITON_URL": server.endpoint.http_url, "TRITON_GRPC_URL": server.endpoint.grpc_url,
                "TRITON_METRICS_URL": server.endpoint.metrics_url,
-               "TBL_APPLY_TIMEOUT_S": "10"}  # these models load in ~1 s: a refused one need not take 45 s to say so
+               # these models load in ~1 s, but a poll-mode reload took over 12 s when the first pass started its
+               # four workers on two cores (2026-12-02, three runs of three); a refused one says so sooner (its log)
+               "TBL_APPLY_TIMEOUT_S": "30"}
         if with_repository:
             env["TRITON_MODEL_REPOSITORY"] = str(server.repo)
         labs.append(Lab.create(env))
