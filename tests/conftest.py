@@ -196,15 +196,13 @@ QUIET = (
     "tests/experiments/test_trace_sweep.py::test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace",
 )
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
-# image tag, containers named by port) and the image builds of tests/deploy; the hand-started servers of
-# tests/server/hand_started.py (session fixtures, one server per mode and worker: scattered over four workers, each
-# mode's server of ten models and their Python stubs started four times).
-GROUPS = {
-    "docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py"),
-    "hand-started": ("tests/server/test_control_mode.py", "tests/ui/test_overview_control.py",
-                     "tests/ui/test_third_party_pages.py", "tests/config/test_poll.py",
-                     "tests/metrics/test_stats_source.py", "tests/app/test_own_server.py"),
-}
+# image tag, containers named by port) and the image builds of tests/deploy.
+GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
+# The modules whose tests use a hand-started server (tests/server/hand_started.py: session fixtures, one server per
+# mode and worker) run on one worker: scattered over four workers, each mode's server of ten models and their
+# Python stubs started four times.
+HAND_STARTED = "hand-started"
+HAND_STARTED_FIXTURES = {"none_server", "poll_server", "explicit_server"}
 # Tests that drive Chromium run in two lanes, each on one worker. One lane for all of them was the first pass's
 # critical path (11:18 of 11:18 in a clean-clone run); four lanes made it longer (12:54: four Chromiums and their
 # dashboards on two cores doubled each browser test's time, test_screenshot_every_page 118 -> 227 s). The lanes are
@@ -310,6 +308,8 @@ def pytest_collection_modifyitems(config, items):
             starts[module] = bool(STARTS_A_PROCESS.search(Path(str(item.fspath)).read_text(errors="replace")))
         if "playwright_module" in item.fixturenames:
             modules.setdefault(module, set()).add(CHROMIUM)
+        elif HAND_STARTED_FIXTURES & set(item.fixturenames):
+            modules.setdefault(module, set()).add(HAND_STARTED)
         elif _module_scoped(item):
             modules.setdefault(module, set()).add("module")
     for item in items:
@@ -320,9 +320,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.live)
         shares = modules.get(module, set())
         group = next((name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
-                     _lane(item.nodeid) if CHROMIUM in shares else module if shares else None)
+                     _lane(item.nodeid) if CHROMIUM in shares else HAND_STARTED if HAND_STARTED in shares
+                     else module if shares else None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
-        long[item.nodeid] = group is not None and (group.startswith("chromium") or group in GROUPS)
-    # the long lanes (Chromium, Docker) first: handed out last, they would end the pass alone on one worker each
+        long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
+    # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone
     items.sort(key=lambda item: not long[item.nodeid])
