@@ -1,6 +1,7 @@
 """UI fixtures: the dashboard pointed at the session tritonserver, and its Lab torn down afterwards."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -155,16 +156,66 @@ PAGE_TIMEOUT_MS = 60_000  # Playwright's 30 s was too short for a page's first d
 # four workers' servers and dashboards on two cores (2026-12-02: four tests failed there, every time, at a click)
 
 
+# What a page did in each 5 s of its last minute (animation frames, main-thread long tasks, layout shifts, DOM
+# mutations): read when the test closes the page and printed when the test failed, so that a click that timed out
+# says whether the page was drawing, blocked or moving
+RENDER_LOG = """(() => {
+  const log = window.__tblRender = {start: performance.now(), buckets: {}};
+  const bucket = () => { const k = Math.floor((performance.now() - log.start) / 5000) * 5;
+    return log.buckets[k] ??= {frames: 0, longTaskMs: 0, shifts: 0, mutations: 0}; };
+  const frame = () => { bucket().frames++; requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+  try {
+    new PerformanceObserver(l => l.getEntries().forEach(e => bucket().longTaskMs += Math.round(e.duration)))
+      .observe({type: 'longtask', buffered: true});
+    new PerformanceObserver(l => l.getEntries().forEach(() => bucket().shifts++))
+      .observe({type: 'layout-shift', buffered: true});
+  } catch (e) { log.observerError = String(e); }
+  const watch = () => new MutationObserver(m => bucket().mutations += m.length)
+    .observe(document.documentElement, {subtree: true, childList: true, attributes: true});
+  document.documentElement ? watch() : document.addEventListener('DOMContentLoaded', watch);
+})()"""
+READ_RENDER_LOG = """() => window.__tblRender && {url: location.pathname, visibility: document.visibilityState,
+  script: document.querySelector('[data-test-script-state]')?.dataset.testScriptState,
+  last: Object.fromEntries(Object.entries(window.__tblRender.buckets).slice(-12))}"""
+
+
 class PatientBrowser:
-    """The Chromium of a module, whose new pages wait up to PAGE_TIMEOUT_MS for an element."""
+    """The Chromium of a module, whose new pages wait up to PAGE_TIMEOUT_MS for an element; what each page drew
+    is kept when it closes (RENDER_LOG) for a failed test's report."""
 
     def __init__(self, chromium) -> None:
         self._chromium = chromium
+        self.render_logs: list[str] = []
 
     def new_page(self, **kwargs):
         page = self._chromium.new_page(**kwargs)
         page.set_default_timeout(PAGE_TIMEOUT_MS)
+        page.add_init_script(RENDER_LOG)
+        close = page.close
+
+        def close_and_keep_log(**close_kwargs):
+            try:  # a page whose main thread does not answer in 5 s is reported as such
+                self.render_logs.append(json.dumps(page.wait_for_function(READ_RENDER_LOG, timeout=5_000).json_value()))
+            except Exception as e:  # noqa: BLE001 -- a diagnostic: whatever happened is the finding
+                self.render_logs.append(f"{page.url}: no render log ({type(e).__name__}: {str(e).splitlines()[0]})")
+            close(**close_kwargs)
+
+        page.close = close_and_keep_log
         return page
 
     def __getattr__(self, name):
         return getattr(self._chromium, name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report shows what its pages drew in their last minute (PatientBrowser)."""
+    outcome = yield
+    browser = item.funcargs.get("browser") if hasattr(item, "funcargs") else None
+    if isinstance(browser, PatientBrowser) and call.when in ("call", "teardown"):
+        report = outcome.get_result()
+        if report.failed and browser.render_logs:
+            report.sections.append(("pages at close (5 s buckets)", "\n".join(browser.render_logs)))
+        if call.when == "teardown":
+            browser.render_logs.clear()
