@@ -23,6 +23,7 @@ def scenario_panel(lab: Lab, page: str) -> None:
         return
     st.subheader("Try it: guided scenarios")
     ready = {m.name for m in lab.status().models if m.state == "READY"}
+    current = _running_scenario(lab)
     for scenario in offered:
         with st.expander(f"{scenario.title} ({scenario.source})"):
             st.markdown(f"**Expected:** {scenario.expect}")
@@ -46,11 +47,41 @@ def scenario_panel(lab: Lab, page: str) -> None:
                 text = "Run on the lab's models" if missing else "Run"
                 if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
                     _start(lab, scenario.name, full, bool(missing))
-            _progress(lab, scenario.name)
+                    if lab.jobs.running:  # the page again: every Run disabled, this one's progress shown
+                        st.rerun()
+            if current == scenario.name:
+                _progress(lab, scenario.name)
             try:
                 _last_verdict(lab, scenario)
             except Exception as exc:  # noqa: BLE001 - one unreadable stored verdict must not break the page
                 st.warning(f"The last stored run of this scenario cannot be read: {type(exc).__name__}: {exc}")
+    drawn = (lab.jobs.running, current)
+    (_watch_busy if drawn[0] else _watch_idle)(lab, drawn)
+
+
+def _running_scenario(lab: Lab) -> str | None:
+    """Return the name of the scenario the lab's job runs now, None when it runs none."""
+    state = lab.jobs.state
+    if not lab.jobs.running or state is None or state.kind != "scenario" or state.progress is None:
+        return None
+    try:
+        return lab.experiments.study(state.progress.study_id).definition.get("scenario")
+    except KeyError:  # its study is not stored (yet): no progress to show
+        return None
+
+
+def _watch(lab: Lab, drawn: tuple[bool, str | None]) -> None:
+    """Draw the whole page again when a job starts or ends (this session's or another's) or a scenario's run
+    shows its progress: Run and the progress follow it. drawn: (a job ran, the scenario it ran) when drawn."""
+    running = lab.jobs.running
+    if (running, _running_scenario(lab) if running else None) != drawn:
+        st.rerun(scope="app")
+
+
+# One watcher a page, not a 1 s poll a scenario: every fragment run re-renders the whole page in the browser, and
+# three idle polls a second were most of the Dynamic batching page's browser CPU (see docs/MEASUREMENTS.md)
+_watch_busy = st.fragment(run_every=2.0)(_watch)
+_watch_idle = st.fragment(run_every=5.0)(_watch)
 
 
 def _script(scenario: Scenario) -> None:
@@ -77,6 +108,7 @@ def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
 
 @st.fragment(run_every=1.0)
 def _progress(lab: Lab, name: str) -> None:
+    """The running scenario's progress and narration, each second; the whole page again once it ends."""
     state = lab.jobs.state
     if lab.jobs.running and state is not None:
         st.session_state[_SEEN] = state.started
