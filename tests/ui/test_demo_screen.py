@@ -219,9 +219,13 @@ def test_the_projector_screens_idle_during_a_scenario_and_after_its_verdict(demo
         with frozen(screens.values()):
             operator.goto(f"{demo_dashboard}/dynamic_batching")
             operator.get_by_role("heading", name="Dynamic batching", level=1).wait_for(timeout=60_000)
+            # the whole first draw before the click: elements still arriving above the expander moved it under the
+            # pointer (a CI run: "stHorizontalBlock ... intercepts pointer events")
+            wait_until(lambda: operator.locator('[data-test-script-state="notRunning"]').count(), 120,
+                       "the operator's page to finish its first draw")
             scenario = operator.locator('[data-testid="stExpander"]', has_text=SCENARIO)
-            scenario.locator("summary").click()
-            scenario.get_by_role("button", name=re.compile(r"^Run")).click()
+            scenario.locator("summary").click(timeout=120_000)
+            scenario.get_by_role("button", name=re.compile(r"^Run")).click(timeout=120_000)
 
         small = screens[(1280, 720)]
         progress = small.locator('[data-testid="stProgress"]')
