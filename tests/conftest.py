@@ -19,6 +19,7 @@ import pytest
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
+from tests.helpers import descendants
 
 
 @dataclass
@@ -186,8 +187,8 @@ class NiceKeeper:
 
     def _keep(self) -> None:
         while not self._stop.wait(self.every_s):
-            for pid in descendants(self.root):
-                for tid in _threads(pid):
+            for proc in descendants(self.root):
+                for tid in _threads(proc.pid):
                     try:
                         if os.getpriority(os.PRIO_PROCESS, tid) > self.nice:
                             os.setpriority(os.PRIO_PROCESS, tid, self.nice)
@@ -199,26 +200,6 @@ class NiceKeeper:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
-
-
-def descendants(root: int) -> list[int]:
-    """Return the pids of every process under root (children, theirs, ...), read from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _threads(pid: int) -> list[int]:

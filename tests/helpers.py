@@ -1,4 +1,5 @@
-"""Small test-side helpers: a config reload by protobuf, a gpu_sim input, polling for a condition."""
+"""Small test-side helpers: a config reload by protobuf, a gpu_sim input, polling for a condition, the processes
+under a pid (/proc)."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,6 +10,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import tritonclient.http as http
@@ -101,3 +103,44 @@ def numpy2_python(base: Path, version: str = "2.1.3") -> Path:
     lab_site = sysconfig.get_paths()["purelib"]  # the lab's packages, after numpy's metadata, with their own .pth files
     (site / "zz_lab.pth").write_text(f"import site; site.addsitedir({lab_site!r})\n")
     return venv / "bin" / "python"
+
+
+class Proc(NamedTuple):
+    """One process as /proc shows it."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    comm: str
+    argv: tuple[str, ...]
+
+
+def processes() -> list[Proc]:
+    """Return every process of the machine now (from /proc; one that ends meanwhile is left out)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]  # the name may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp ...
+        found.append(Proc(int(entry.name), int(fields[1]), int(fields[2]), comm,
+                          tuple(a.decode(errors="replace") for a in argv if a)))
+    return found
+
+
+def descendants(pid: int) -> list[Proc]:
+    """Return every process under pid, however deep (its children first, then theirs, ...)."""
+    children: dict[int, list[Proc]] = {}
+    for proc in processes():
+        children.setdefault(proc.ppid, []).append(proc)
+    out, level = [], [pid]
+    while level:
+        more = [child for parent in level for child in children.get(parent, ())]
+        out += more
+        level = [p.pid for p in more]
+    return out

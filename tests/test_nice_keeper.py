@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from tests.conftest import NiceKeeper, descendants
-from tests.helpers import wait_until
+from tests.conftest import NiceKeeper
+from tests.helpers import descendants, wait_until
 
 # a child that starts a grandchild, then sets its own and its grandchild's priority back to 5 (as Chromium does)
 TREE = ("import os, subprocess, sys, time; g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
@@ -32,7 +32,7 @@ def tree():
 
 def test_descendants_finds_children_and_grandchildren_and_nothing_else(tree):
     child, grandchild = tree
-    found = descendants(os.getpid())
+    found = [p.pid for p in descendants(os.getpid())]
     assert child in found and grandchild in found, (tree, found)
     assert descendants(grandchild) == [], descendants(grandchild)
     assert os.getppid() not in found and os.getpid() not in found

@@ -114,10 +114,7 @@ def _progress(lab: Lab, name: str) -> None:
         st.session_state[_SEEN] = state.started
     elif st.session_state.pop(_SEEN, None) is not None:
         st.rerun()  # the study ended: the whole page again, so its verdict shows and Run is enabled at once
-    if state is None or state.kind != "scenario" or not lab.jobs.running or state.progress is None:
-        return
-    study = lab.experiments.study(state.progress.study_id)
-    if study.definition.get("scenario") != name:
+    if _running_scenario(lab) != name:
         return
     p = state.progress
     st.progress(min(1.0, p.done / max(p.total, 1)), text=f"{p.current} ({p.done} of {p.total})")

@@ -5,8 +5,6 @@ import json
 import re
 import time
 import urllib.request
-from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -15,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from app import lab_owner
 from app.paths import ROOT
+from tests.helpers import descendants, processes
 from tests.ui.apptest import RUN_TIMEOUT_S, ok, texts, wait_until
 from tests.ui.test_browser import LIGHT_RPS, nav_links, open_loop, open_page, start_traffic, stop_traffic
 
@@ -57,52 +56,12 @@ SEND = """bytes => {
 }"""
 
 
-class Proc(NamedTuple):
-    """One process as /proc shows it."""
-
-    pid: int
-    ppid: int
-    pgid: int
-    comm: str
-    argv: tuple[str, ...]
-
-
-def processes() -> list[Proc]:
-    """Return every process of the machine now (from /proc; one that ends meanwhile is left out)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]  # the name may hold spaces and parentheses
-        fields = stat[stat.rindex(")") + 2:].split()  # state ppid pgrp ...
-        found.append(Proc(int(entry.name), int(fields[1]), int(fields[2]), comm,
-                          tuple(a.decode(errors="replace") for a in argv if a)))
-    return found
-
-
 def dashboard_pid(url: str) -> int:
     """Return the PID of the `streamlit run` process serving url."""
     port = str(int(url.rsplit(":", 1)[1]))
     found = [p.pid for p in processes() if "streamlit" in p.argv and port in p.argv]
     assert len(found) == 1, f"{len(found)} streamlit processes on port {port}: {found}"
     return found[0]
-
-
-def descendants(pid: int) -> list[Proc]:
-    """Return every process under pid, however deep."""
-    everything = processes()
-    out, parents = [], {pid}
-    while True:
-        more = [p for p in everything if p.ppid in parents and p not in out]
-        if not more:
-            return out
-        out += more
-        parents = {p.pid for p in more}
 
 
 def lab_processes(dashboard: int) -> dict[str, list[int]]:
