@@ -197,8 +197,8 @@ def frozen(pages):
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(600)  # three pages and a scenario, each wait bounded: 55-75 s alone (beside stress-ng --cpu 8),
-# 270 s and past the suite's 300 s default in a first pass on a slow 2-core host (2026-12-02)
+@pytest.mark.timeout(900)  # three pages and a scenario, each wait bounded: 55-75 s alone (beside stress-ng --cpu 8),
+# 270 s and past the suite's 300 s default in a first pass on a slow 2-core host, 278 s under a 1.1-CPU quota
 def test_the_projector_screens_idle_during_a_scenario_and_after_its_verdict(demo_dashboard, browser, restore_model):
     restore_model("gpu_sim")
     operator = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -11,9 +11,10 @@ from tests.ui.apptest import metric, open_page, texts, wait_until
 
 
 def only_failures(lab, seconds: float) -> bool:
-    """Return True once the last `seconds` of gpu_sim hold many failures and no answer."""
+    """Return True once the last `seconds` of gpu_sim hold failures and no answer (20 at least: one request in
+    flight on a starved host fails ~10 a second, on a quiet one hundreds)."""
     failed, ended = lab.measure("gpu_sim", time.time() - seconds, time.time()).failures()
-    return failed > 100 and failed == ended
+    return failed >= 20 and failed == ended
 
 
 def test_a_config_change_that_fails_every_request_is_loud_on_the_page(lab, triton, restore_model):
@@ -23,7 +24,7 @@ def test_a_config_change_that_fails_every_request_is_loud_on_the_page(lab, trito
     try:
         wait_until(lambda: lab.measure("gpu_sim", time.time() - 5, time.time()).samples() > 20, 30, "answers")
         narrow_gpu_sim(triton)  # the running load's [1,256] no longer fits
-        wait_until(lambda: only_failures(lab, 11), 40, "failures alone in the tiles' and the status' 10 s")
+        wait_until(lambda: only_failures(lab, 11), 60, "failures alone in the tiles' and the status' 10 s")
         at = open_page("lab_pages/diagnosis.py")
     finally:
         lab.stop_traffic()
