@@ -90,17 +90,17 @@ LIGHT_RPS = 60
 
 def start_traffic(page) -> None:
     page.get_by_role("button", name="Start traffic").click()
-    wait_until(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 30, "Stop traffic to be enabled")
+    wait_until(lambda: page.get_by_role("button", name="Stop traffic").is_enabled(), 60, "Stop traffic to be enabled")
 
 
 def stop_traffic(page) -> None:
     """Stop the dashboard's traffic (the page must be done drawing, or the button may not be there yet)."""
-    wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, "the page to finish its run")
+    wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 60, "the page to finish its run")
     stop = page.get_by_role("button", name="Stop traffic")
-    stop.first.wait_for(timeout=30_000)
+    stop.first.wait_for(timeout=60_000)
     if stop.count() and stop.is_enabled():
         stop.click()
-        wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 30, "Start traffic to be enabled")
+        wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 60, "Start traffic to be enabled")
 
 
 @contextmanager

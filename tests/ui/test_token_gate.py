@@ -243,7 +243,7 @@ def test_when_streamlit_accepts_any_host_the_page_still_refuses_a_foreign_one(an
     try:
         page.goto(f"http://{REBIND}:{port}/dynamic_batching")
         page.get_by_role("heading", name="Dynamic batching", level=1).wait_for(timeout=60_000)
-        wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, "the page's run to end")
+        wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 60, "the page's run to end")
         refused = page.get_by_text(f"opened as {REBIND}:{port}, which is not an allowed host name")
         assert refused.count() >= 1, page.inner_text("body")[:2000]
         assert page.get_by_role("button", name="Apply").count() == 0
@@ -258,8 +258,8 @@ def open_gate(browser, url: str, **context):
     page = ctx.new_page()
     page.goto(url)
     page.get_by_role("heading", name="Dynamic batching", level=1).wait_for(timeout=60_000)
-    page.locator(FIELD).wait_for(timeout=30_000)
-    wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 30, "the page's run to end")
+    page.locator(FIELD).wait_for(timeout=60_000)
+    wait_until(lambda: page.locator('[data-test-script-state="notRunning"]').count(), 60, "the page's run to end")
     return ctx, page
 
 
@@ -279,9 +279,10 @@ def test_over_plain_http_beyond_loopback_the_page_warns_and_logs_the_clients_add
         assert page.get_by_text("Plain HTTP beyond loopback").count() == 1
         assert page.get_by_role("button", name="Apply").count() == 0
         type_token(page, "a-wrong-guess-typed-here")
-        page.get_by_text("Refused: wrong operator token").wait_for(timeout=30_000)
+        # a rerun's draw: 60 s, as every wait of a page here (30 s passed in a first pass under a 1.1-CPU quota)
+        page.get_by_text("Refused: wrong operator token").wait_for(timeout=60_000)
         # the refusal and the emptied field come in the same rerun, but the browser may draw them in either order
-        wait_until(lambda: page.locator(FIELD).input_value() == "", 30,
+        wait_until(lambda: page.locator(FIELD).input_value() == "", 60,
                    "the refused token to be cleared from the field")
         wait_until(lambda: "refused operator token" in log.read_text(), 10, "the refusal in the dashboard's log")
         lines = [line for line in log.read_text().splitlines() if "refused operator token" in line]
@@ -303,7 +304,7 @@ def test_over_tls_the_token_is_typed_once_and_no_warning_is_shown(tls_dashboard,
         assert page.get_by_text("Plain HTTP beyond loopback").count() == 0
         assert page.get_by_role("button", name="Apply").count() == 0
         type_token(page, TOKEN)
-        page.get_by_role("button", name="Apply").wait_for(timeout=30_000)
+        page.get_by_role("button", name="Apply").wait_for(timeout=60_000)
         assert page.locator(FIELD).count() == 0  # exchanged: the field is gone
         page.reload()  # a new browser session: the flag was this session's only
         page.locator(FIELD).wait_for(timeout=60_000)
