@@ -234,6 +234,7 @@ QUIET = (
     "tests/ui/test_browser.py::test_a_rate_the_generator_cannot_send_is_warned_about",
     "tests/loadgen/test_priority_server.py::test_higher_priority_class_gets_the_lower_p99_under_overload",
     "tests/loadgen/test_run_server.py",
+    "tests/loadgen/test_drivers.py::test_closed_loop_keeps_n_in_flight_and_resizes",
     "tests/loadgen/test_storm_server.py::test_retry_storm_then_cure",
     "tests/loadgen/test_worker.py::test_a_busy_dashboard_process_does_not_disturb_the_workers_pacing",
     "tests/loadgen/test_grpc_server.py::test_open_loop_sends_on_schedule_and_gets_every_response",

@@ -81,8 +81,8 @@ def token_prompt() -> None:
     st.sidebar.text_input("Operator token", type="password", key=INPUT_KEY, on_change=_exchange,
                           help="Typed once: it is exchanged for an operator flag in this browser session and the "
                                "field is emptied.")
-    message = st.session_state.pop(MESSAGE_KEY, None)
-    if message:
+    message = st.session_state.get(MESSAGE_KEY)  # kept until the next token: a later rerun (a click, another
+    if message:  # tab's job) would otherwise take the refusal away before it is read
         st.sidebar.error(message)
     elif held is not None:
         st.sidebar.error(f"Operator token: {held.reason}.")
@@ -92,6 +92,7 @@ def _exchange() -> None:
     """The token field's callback: empty the field, compare (unless held back), keep only the outcome."""
     typed = st.session_state.get(INPUT_KEY) or ""
     st.session_state[INPUT_KEY] = ""
+    st.session_state.pop(MESSAGE_KEY, None)  # the last refusal goes with the next token typed
     token = os.environ.get(TOKEN_ENV) or ""
     if not typed or not token or token_problem(token):
         return

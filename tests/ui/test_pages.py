@@ -70,6 +70,8 @@ def test_beyond_loopback_only_the_operator_token_may_change_things(ui_env, monke
     token.set_value("a-wrong-guess").run()
     assert "Apply" not in [b.label for b in at.button]
     assert any("Refused: wrong operator token" in e.value for e in at.sidebar.error), [e.value for e in at.error]
+    at.run()  # a later rerun of the page (a click elsewhere) still says it
+    assert any("Refused: wrong operator token" in e.value for e in at.sidebar.error), [e.value for e in at.error]
     refusals = [r.getMessage() for r in caplog.records if "refused operator token" in r.getMessage()]
     assert refusals and "from 192.0.2.9" in refusals[-1] and "a-wrong-guess" not in refusals[-1], refusals
     now[0] += 1.5  # past the wait after one wrong token
