@@ -38,6 +38,16 @@ def gpu_sim_input(rows: int = 1) -> http.InferInput:
     return inp
 
 
+class Clock:
+    """A clock the test moves: call it for `now`, set `now` to move it."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
     """Return condition()'s first truthy value, polling; fail after timeout_s naming what and the last value."""
     import pytest  # noqa: PLC0415 - only the tests import this module

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 SOURCE = Path(__file__).resolve().parent / "third_party_repository"
@@ -30,3 +33,19 @@ def copy_repository(target: Path) -> Path:
     shutil.copytree(SOURCE, target, ignore=shutil.ignore_patterns("README.md", "__pycache__"))
     (target / "onnx_plain" / "1" / "model.onnx").write_bytes(onnx_model().SerializeToString())
     return target
+
+
+@contextmanager
+def embedded_lab_on_a_copy(base: Path) -> Iterator:
+    """Yield a Lab whose embedded server serves a copy of the repository under base (its state there too)."""
+    from app.lab import Lab  # noqa: PLC0415 - the pure tests that copy the repository start no lab
+
+    repo = copy_repository(base / "repo")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TBL_STATE_DIR", str(base / "state"))
+    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+    try:
+        yield lab
+    finally:
+        lab.close()
+        mp.undo()

@@ -42,12 +42,11 @@ class Scalar:
 
 
 @dataclass(frozen=True)
-class Block:
-    """A message: `{ fields }` or `< fields >`; open and close are the bracket positions (-1, len for the file)."""
+class _Enclosed:
+    """A value between an opening and a closing bracket: its span runs from the one through the other."""
 
     open: int
     close: int
-    fields: tuple[Field, ...]
 
     @property
     def start(self) -> int:
@@ -59,21 +58,18 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Bracket:
+class Block(_Enclosed):
+    """A message: `{ fields }` or `< fields >`; open and close are the bracket positions (-1, len for the file)."""
+
+    fields: tuple[Field, ...]
+
+
+@dataclass(frozen=True)
+class Bracket(_Enclosed):
     """A `[ a, b ]` list of scalars or messages, with the positions of its commas."""
 
-    open: int
-    close: int
     items: tuple[Scalar | Block, ...]
     commas: tuple[int, ...]
-
-    @property
-    def start(self) -> int:
-        return self.open
-
-    @property
-    def end(self) -> int:
-        return self.close + 1
 
 
 @dataclass(frozen=True)

@@ -99,17 +99,26 @@ def unreadable(study: Study) -> str:
     return study.broken
 
 
-def read_sweep(store, study: Study) -> SweepRecord:
-    """Return a stored sweep as far as it can be read (never raises)."""
+def _read(store, study: Study, kind: str, load, rows: str) -> tuple:
+    """Read a study's definition by its kind's reader, then its rows with load(store, id, problems); return
+    (definition, rows, problems, broken) — broken says why it cannot be shown, with what could be read before."""
+    read, what = _READERS[kind]
     try:
-        space = _space(study)
+        definition = read(study)
     except Exception as exc:  # noqa: BLE001 - any shape of damage: the study is shown as broken
-        return SweepRecord(study, None, broken=_broken(study, "sweep", exc))
+        return None, None, [], _broken(study, what, exc)
     problems = [f"its stored row: {study.broken}"] if study.broken else []
     try:
-        points = load_points(store, study.id, problems)
+        return definition, load(store, study.id, problems), problems, ""
     except Exception as exc:  # noqa: BLE001 - e.g. the store's file cannot be read
-        return SweepRecord(study, space, broken=f"its points cannot be read ({_reason(exc)})")
+        return definition, None, problems, f"its {rows} cannot be read ({_reason(exc)})"
+
+
+def read_sweep(store, study: Study) -> SweepRecord:
+    """Return a stored sweep as far as it can be read (never raises)."""
+    space, points, problems, broken = _read(store, study, "sweep", load_points, "points")
+    if broken:
+        return SweepRecord(study, space, broken=broken)
     result = study.result
     skipped = result.get("skipped") or []
     if not isinstance(skipped, list) or not all(isinstance(s, str) for s in skipped):
@@ -128,15 +137,9 @@ def read_sweep(store, study: Study) -> SweepRecord:
 
 def read_ab(store, study: Study) -> ABRecord:
     """Return a stored comparison as far as it can be read (never raises)."""
-    try:
-        plan = _plan(study)
-    except Exception as exc:  # noqa: BLE001 - any shape of damage: the study is shown as broken
-        return ABRecord(study, None, broken=_broken(study, "comparison", exc))
-    problems = [f"its stored row: {study.broken}"] if study.broken else []
-    try:
-        trials = load_trials(store, study.id, problems)
-    except Exception as exc:  # noqa: BLE001
-        return ABRecord(study, plan, broken=f"its trials cannot be read ({_reason(exc)})")
+    plan, trials, problems, broken = _read(store, study, "ab", load_trials, "trials")
+    if broken:
+        return ABRecord(study, plan, broken=broken)
     names = {a.name for a in plan.arms}
     for arm in sorted(set(trials) - names):
         problems.append(f"trials of {arm!r}, a configuration the plan does not name, are left out")

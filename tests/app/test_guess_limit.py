@@ -2,18 +2,9 @@
 from __future__ import annotations
 
 from app.guess_limit import GuessLimiter, GuessPolicy, TokenExchange
+from tests.helpers import Clock
 
 TOKEN = "the-right-token-of-28-chars!"
-
-
-class Clock:
-    """A clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_wait_doubles_and_is_capped():
@@ -23,7 +14,7 @@ def test_the_wait_doubles_and_is_capped():
 
 def test_forty_fast_guesses_then_the_right_token_is_refused():
     """The review's attack: 40 wrong tokens in 3 s from one tab, then the right one."""
-    clock = Clock()
+    clock = Clock(1000.0)
     gate = TokenExchange(clock)
     outcomes = []
     for _ in range(40):
@@ -36,7 +27,7 @@ def test_forty_fast_guesses_then_the_right_token_is_refused():
 
 
 def test_waits_grow_then_a_lockout_refuses_even_the_right_token():
-    clock = Clock()
+    clock = Clock(1000.0)
     gate = TokenExchange(clock)
     waits = []
     for n in range(1, 11):
@@ -58,7 +49,7 @@ def test_waits_grow_then_a_lockout_refuses_even_the_right_token():
 
 
 def test_a_new_session_from_the_same_client_still_waits_and_another_client_does_not():
-    clock = Clock()
+    clock = Clock(1000.0)
     gate = TokenExchange(clock)
     gate.exchange("guess", TOKEN, "192.0.2.9", "tab-1")
     clock.now += 1.1
@@ -70,7 +61,7 @@ def test_a_new_session_from_the_same_client_still_waits_and_another_client_does_
 
 
 def test_one_session_behind_many_forged_addresses_still_waits():
-    clock = Clock()
+    clock = Clock(1000.0)
     gate = TokenExchange(clock)
     gate.exchange("guess", TOKEN, "192.0.2.1", "tab")
     outcome = gate.exchange(TOKEN, TOKEN, "192.0.2.2", "tab")
@@ -78,7 +69,7 @@ def test_one_session_behind_many_forged_addresses_still_waits():
 
 
 def test_many_clients_together_lock_everyone_out():
-    clock = Clock()
+    clock = Clock(1000.0)
     gate = TokenExchange(clock)
     for n in range(50):
         assert gate.exchange("guess", TOKEN, f"10.0.{n}.1", f"tab-{n}").reason.startswith("wrong")
@@ -89,7 +80,7 @@ def test_many_clients_together_lock_everyone_out():
 
 
 def test_old_wrong_tokens_leave_the_window():
-    clock = Clock()
+    clock = Clock(1000.0)
     limiter = GuessLimiter(GuessPolicy(first_delay_s=1, max_failures=3, window_s=60), clock)
     limiter.failed(["k"])
     clock.now += 30
@@ -100,7 +91,7 @@ def test_old_wrong_tokens_leave_the_window():
 
 
 def test_memory_is_bounded():
-    limiter = GuessLimiter(GuessPolicy(), Clock(), max_keys=100)
+    limiter = GuessLimiter(GuessPolicy(), Clock(1000.0), max_keys=100)
     for n in range(1000):
         limiter.failed([f"client {n}"])
     assert len(limiter._records) == 100 and limiter.refusal(["client 999"]) and not limiter.refusal(["client 0"])

@@ -3,21 +3,14 @@ from __future__ import annotations
 
 from app.figures import Figures, impact
 from app.markers import ALL_MODELS, MarkerLog
-
-
-class Clock:
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
+from tests.helpers import Clock
 
 
 def test_markers_are_bounded_filtered_by_model_and_keep_their_ids():
     clock = Clock()
     log = MarkerLog(limit=3, clock=clock)
     for i in range(5):
-        clock.t = float(i)
+        clock.now = float(i)
         log.add("gpu_sim" if i % 2 else "mlp", "apply", f"change {i}")
     assert [(m.id, m.text) for m in log.list()] == [(3, "change 2"), (4, "change 3"), (5, "change 4")]
     assert [m.text for m in log.list("gpu_sim")] == ["change 3"]
@@ -31,7 +24,7 @@ def test_a_band_holds_requests_in_flight_while_it_is_open_and_after_it_closes():
     band = log.begin("gpu_sim", "apply", "delay 0 -> 2000")
     assert band.end is None and log.held("gpu_sim", 99.0, 100.5)  # sent before, answered during: held
     assert not log.held("mlp", 99.0, 100.5)  # another model's reload holds nothing
-    clock.t = 102.0
+    clock.now = 102.0
     done = log.finish(band, detail="diff")
     assert done.id == band.id and done.end == 102.0 and done.settled == 102.0 and log.list()[0].end == 102.0
     assert log.held("gpu_sim", 101.0, 103.0) and log.held("gpu_sim", 99.0, 102.5)
@@ -42,7 +35,7 @@ def test_a_failed_change_keeps_its_band_marked_not_ok():
     clock = Clock(10.0)
     log = MarkerLog(clock=clock)
     band = log.begin("gpu_sim", "apply", "instances 9")
-    clock.t = 11.0
+    clock.now = 11.0
     failed = log.finish(band, detail="rejected", ok=False, text="instances 9 — not applied")
     assert not failed.ok and failed.text.endswith("not applied") and log.last_change("gpu_sim") == failed
 
@@ -51,7 +44,7 @@ def test_impact_measures_before_the_request_and_after_serving_resumed():
     clock = Clock(100.0)
     log = MarkerLog(clock=clock)
     band = log.begin("gpu_sim", "apply", "x")
-    clock.t = 103.0
+    clock.now = 103.0
     band = log.finish(band)
     asked = []
 

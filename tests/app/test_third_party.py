@@ -16,11 +16,10 @@ from app.config.errors import ConfigError, ConfigRejectedError, ConfigValidation
 from app.config.model_config import parse_config
 from app.config.read import settings_of
 from app.config.settings import DynamicBatching, InstanceGroup
-from app.lab import Lab
 from app.server.repository import model_names
 from loadgen.spec import InputSpec, LoadSpec, TrafficClass
 from tests.helpers import wait_until
-from tests.third_party import MODELS, copy_repository
+from tests.third_party import MODELS, embedded_lab_on_a_copy
 
 LICENCE = "# Copyright 2026 Example Corp. All rights reserved."
 SERVED = sorted(set(MODELS) - {"onnx_plain"})  # onnx_plain needs the onnxruntime backend the CPU wheel lacks
@@ -29,14 +28,8 @@ SERVED = sorted(set(MODELS) - {"onnx_plain"})  # onnx_plain needs the onnxruntim
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A lab whose embedded server serves a copy of the third-party repository (its state in a temp folder)."""
-    base = tmp_path_factory.mktemp("third-party")
-    repo = copy_repository(base / "repo")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TBL_STATE_DIR", str(base / "state"))
-    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
-    yield lab
-    lab.close()
-    mp.undo()
+    with embedded_lab_on_a_copy(tmp_path_factory.mktemp("third-party")) as lab:
+        yield lab
 
 
 def file_of(lab, model: str) -> str:

@@ -12,11 +12,10 @@ from app.experiments.driving import Start
 from app.experiments.space import Choice, SearchSpace
 from app.experiments.store import DONE, FAILED, Study
 from app.experiments.sweep import SweepOptions, run_sweep
-from app.lab import Lab
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL
-from tests.third_party import copy_repository
+from tests.third_party import embedded_lab_on_a_copy
 
 QUICK = SweepOptions(window_s=0.5, warmup_reload_s=0.3, warmup_load_s=0.2, max_windows=4,
                      recheck_top=1)  # the best measured again before it is named: one point more, not three
@@ -25,14 +24,8 @@ QUICK = SweepOptions(window_s=0.5, warmup_reload_s=0.3, warmup_load_s=0.2, max_w
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A lab whose embedded server serves a copy of the third-party repository (its state in a temp folder)."""
-    base = tmp_path_factory.mktemp("third-party-studies")
-    repo = copy_repository(base / "repo")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TBL_STATE_DIR", str(base / "state"))
-    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
-    yield lab
-    lab.close()
-    mp.undo()
+    with embedded_lab_on_a_copy(tmp_path_factory.mktemp("third-party-studies")) as lab:
+        yield lab
 
 
 def file_bytes(lab, model: str) -> bytes | None:

@@ -10,6 +10,7 @@ from loadgen.records import Record
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.watchdog import Stopped, Watchdog
+from tests.helpers import Clock
 
 SHAPE = "unexpected shape for input 'INPUT' for model 'm'. Expected [-1,4], got [4]."
 
@@ -20,14 +21,6 @@ def failed(done: float, detail: str = SHAPE, error: str = "http_400") -> Record:
 
 def ok(done: float) -> Record:
     return Record("c", "m", 0, 0, done - 0.01, done - 0.01, 0.01, Outcome.OK, "", 1, False)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def feed(dog: Watchdog, clock: Clock, records: list[Record]) -> None:

@@ -11,6 +11,7 @@ import tritonclient.http as http
 
 from app.metrics.poller import MetricsPoller
 from app.server.endpoint import Endpoint
+from tests.helpers import Clock
 from tests.metrics.captures import prom, stats, stats_text
 
 EP = Endpoint("http://triton:8000", "triton:8001", "http://triton:8002/metrics")
@@ -40,21 +41,13 @@ class FakeServer:
         return stats_text(self.capture)
 
 
-class FakeClock:
-    def __init__(self, t: float = 1000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def _poll(poller, server, clock, capture, t):
-    server.capture, clock.t = capture, t
+    server.capture, clock.now = capture, t
     return poller.poll_once()
 
 
 def test_rates_and_batch_histogram_from_consecutive_polls():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
     _poll(poller, server, clock, "s1_after_200", 1000.0)
     _poll(poller, server, clock, "s2_after_300", 1002.0)
@@ -70,7 +63,7 @@ def test_rates_and_batch_histogram_from_consecutive_polls():
 
 
 def test_dead_server_rows_then_recovery_after_restart():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
     _poll(poller, server, clock, "s2_after_300", 1000.0)
     _poll(poller, server, clock, "s3_after_config_reload", 1001.0)
@@ -91,7 +84,7 @@ def test_dead_server_rows_then_recovery_after_restart():
 
 
 def test_statistics_failure_keeps_rates_and_says_why():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
     server.stats_error = urllib.error.HTTPError(EP.http_url, 400, "Bad Request", None, None)
     _poll(poller, server, clock, "s1_after_200", 1000.0)
@@ -102,7 +95,7 @@ def test_statistics_failure_keeps_rates_and_says_why():
 
 
 def test_window_history_bound_and_copies():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, interval_s=1.0, history_s=5.0, clock=clock, fetch=server.fetch)
     for i in range(10):
         _poll(poller, server, clock, "s1_after_200", 1000.0 + i)
@@ -116,7 +109,7 @@ def test_window_history_bound_and_copies():
 
 
 def test_given_models_and_unknown_model():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, models=("gpu_sim", "resnet"), clock=clock, fetch=server.fetch)
     _poll(poller, server, clock, "s1_after_200", 1000.0)
     assert poller.snapshot().models == ("gpu_sim", "resnet")
@@ -126,7 +119,7 @@ def test_given_models_and_unknown_model():
 
 
 def test_snapshot_before_any_poll():
-    snap = MetricsPoller(EP, clock=FakeClock(), fetch=FakeServer().fetch).snapshot("gpu_sim")
+    snap = MetricsPoller(EP, clock=Clock(1000.0), fetch=FakeServer().fetch).snapshot("gpu_sim")
     assert snap.up is False and snap.error == "waiting for the first scrape" and snap.timeline == []
 
 
@@ -182,13 +175,13 @@ def test_real_server_counts_every_request_and_batches_form(triton):
 
 
 def test_unreadable_metrics_body_is_a_down_row_naming_the_url():
-    poller = MetricsPoller(EP, clock=FakeClock(), fetch=lambda url: "<html>not metrics</html>\n")
+    poller = MetricsPoller(EP, clock=Clock(1000.0), fetch=lambda url: "<html>not metrics</html>\n")
     sample = poller.poll_once()
     assert sample.up is False and sample.error.startswith("http://triton:8002/metrics: ValueError")
 
 
 def test_without_metrics_the_statistics_api_stands_in_and_metrics_are_retried_every_so_often():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch, metrics_retry_s=10.0)
     server.metrics_error = REFUSED
     first = _poll(poller, server, clock, "s1_after_200", 1000.0)
@@ -209,7 +202,7 @@ def test_without_metrics_the_statistics_api_stands_in_and_metrics_are_retried_ev
 
 
 def test_a_snapshot_says_where_its_figures_come_from_and_what_they_lack():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
     assert poller.snapshot("gpu_sim").source is None
     server.metrics_error = urllib.error.HTTPError(EP.metrics_url, 404, "Not Found", None, None)
@@ -220,7 +213,7 @@ def test_a_snapshot_says_where_its_figures_come_from_and_what_they_lack():
 
 
 def test_when_neither_answers_the_row_is_down_and_metrics_are_tried_at_every_poll():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch, metrics_retry_s=60.0)
     down = _poll(poller, server, clock, None, 1000.0)
     assert not down.up and down.source is None and "statistics API" in down.error
@@ -230,7 +223,7 @@ def test_when_neither_answers_the_row_is_down_and_metrics_are_tried_at_every_pol
 
 
 def test_the_source_survives_export_and_restore():
-    server, clock = FakeServer(), FakeClock()
+    server, clock = FakeServer(), Clock(1000.0)
     poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
     server.metrics_error = REFUSED
     _poll(poller, server, clock, "s1_after_200", 1000.0)

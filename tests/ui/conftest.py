@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,20 +32,30 @@ def app_environ(triton, state_dir: Path) -> dict[str, str]:
     }
 
 
+@contextmanager
+def lab_environ(env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Point this process's one Lab at env (as an operator: no TBL_VIEWER) while inside; drop the Lab (traffic,
+    poller) on the way in and out, and put the variables back as they were."""
+    saved = {k: os.environ.get(k) for k in [*env, "TBL_VIEWER"]}
+    _drop_lab()
+    os.environ.update(env)
+    os.environ.pop("TBL_VIEWER", None)
+    try:
+        yield env
+    finally:
+        _drop_lab()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 @pytest.fixture(scope="session")
 def ui_env(triton, tmp_path_factory) -> dict[str, str]:
     """Set the app's environment for the session; drop the Lab (traffic, poller) at the end."""
-    env = app_environ(triton, tmp_path_factory.mktemp("lab-state"))
-    saved = {k: os.environ.get(k) for k in [*env, "TBL_VIEWER"]}
-    os.environ.update(env)
-    os.environ.pop("TBL_VIEWER", None)
-    yield env
-    _drop_lab()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with lab_environ(app_environ(triton, tmp_path_factory.mktemp("lab-state"))) as env:
+        yield env
 
 
 def _drop_lab() -> None:

@@ -2,14 +2,12 @@
 model in the picker with its state, no page proposes a change nobody made, an ensemble's steps are reachable."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from app import lab_owner
 from tests.server.hand_started import explicit_server  # noqa: F401 - fixture
 from tests.third_party import MODELS
 from tests.ui.apptest import ok, open_page, texts, widget
+from tests.ui.conftest import lab_environ
 
 SERVED = sorted(set(MODELS) - {"onnx_plain"})
 
@@ -21,21 +19,8 @@ def third_party_ui(explicit_server, tmp_path_factory):  # noqa: F811 - the fixtu
            "TRITON_METRICS_URL": explicit_server.endpoint.metrics_url,
            "TRITON_MODEL_REPOSITORY": str(explicit_server.repo),
            "TBL_STATE_DIR": str(tmp_path_factory.mktemp("third-party-ui-state"))}
-    saved = {k: os.environ.get(k) for k in [*env, "TBL_VIEWER"]}
-    _drop()
-    os.environ.update(env)
-    os.environ.pop("TBL_VIEWER", None)
-    yield explicit_server
-    _drop()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-
-
-def _drop() -> None:
-    lab_owner.close()  # the process's Lab, closed and forgotten (none yet: nothing to do)
+    with lab_environ(env):
+        yield explicit_server
 
 
 def on_model(page: str, model: str):

@@ -17,7 +17,7 @@ from app.gate import Request
 from app.guess_limit import TokenExchange
 from app.paths import ROOT
 from app.server.ports import free_port
-from tests.helpers import require_tool
+from tests.helpers import Clock, require_tool
 from tests.ui.apptest import open_page, wait_until
 from tests.ui.conftest import CHROMIUM, CHROMIUM_ARGS, app_environ
 
@@ -29,16 +29,6 @@ FIELD = 'input[aria-label="Operator token"]'
 
 
 # --- the page's own rules, in a script test (no browser) ------------------------------------------------------
-
-class Clock:
-    """A clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
 
 @pytest.fixture
 def gate(ui_env, monkeypatch):
