@@ -9,6 +9,8 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -88,6 +90,24 @@ def embedded_lab(tmp_path, monkeypatch):
     repo = tmp_path / "repo"
     shutil.copytree(MODEL_REPOSITORY, repo)
     return Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+
+
+@contextmanager
+def embedded_lab_serving(repo: Path, state: Path, env: dict[str, str] | None = None) -> Iterator:
+    """Yield a Lab whose own embedded server serves repo (its state in state, env set while it lives); close it."""
+    import pytest  # noqa: PLC0415
+
+    from app.lab import Lab  # noqa: PLC0415
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in (env or {}).items():
+            mp.setenv(name, value)
+        mp.setenv("TBL_STATE_DIR", str(state))
+        lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+        try:
+            yield lab
+        finally:
+            lab.close()
 
 
 def model_module(model: str):

@@ -2,13 +2,10 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 SOURCE = Path(__file__).resolve().parent / "third_party_repository"
@@ -35,17 +32,9 @@ def copy_repository(target: Path) -> Path:
     return target
 
 
-@contextmanager
-def embedded_lab_on_a_copy(base: Path) -> Iterator:
-    """Yield a Lab whose embedded server serves a copy of the repository under base (its state there too)."""
-    from app.lab import Lab  # noqa: PLC0415 - the pure tests that copy the repository start no lab
+def embedded_lab_on_a_copy(base: Path):
+    """Return a context that yields a Lab whose embedded server serves a copy of the repository under base (its
+    state there too)."""
+    from tests.helpers import embedded_lab_serving  # noqa: PLC0415 - tests.helpers imports the app
 
-    repo = copy_repository(base / "repo")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TBL_STATE_DIR", str(base / "state"))
-    lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
-    try:
-        yield lab
-    finally:
-        lab.close()
-        mp.undo()
+    return embedded_lab_serving(copy_repository(base / "repo"), base / "state")

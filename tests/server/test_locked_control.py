@@ -31,6 +31,7 @@ from app.server.control_key import GRPC_HEADER, HEADER, lock_flags, process_key
 from app.server.control_mode import detect, probe_load_api
 from app.server.status import fetch_status
 from loadgen.child_env import is_secret
+from tests.helpers import embedded_lab_serving
 from tests.server.hand_started import start_by_hand
 from tests.third_party import SOURCE as THIRD_PARTY_REPOSITORY
 
@@ -76,19 +77,9 @@ def _repository(base: Path) -> Path:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A Lab that starts its own embedded server while the dashboard's environment holds secrets."""
-    from app.lab import Lab  # noqa: PLC0415
-
     base = tmp_path_factory.mktemp("locked")
-    repo = _repository(base)
-    with pytest.MonkeyPatch.context() as mp:
-        for name, value in SECRETS.items():
-            mp.setenv(name, value)
-        mp.setenv("TBL_STATE_DIR", str(base / "state"))
-        lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
-        try:
-            yield lab
-        finally:
-            lab.close()
+    with embedded_lab_serving(_repository(base), base / "state", SECRETS) as lab:
+        yield lab
 
 
 def _post(url: str, headers: dict | None = None, body: dict | None = None) -> tuple[int, str]:
