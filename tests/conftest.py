@@ -19,7 +19,7 @@ import pytest
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
-from tests.helpers import descendants
+from tests.helpers import copy_of_the_lab_repository, descendants
 
 
 @dataclass
@@ -75,8 +75,7 @@ class TritonFixture:
 def triton(tmp_path_factory) -> TritonFixture:
     """Start one real tritonserver for the session; stop it and all its stubs at the end."""
     base = tmp_path_factory.mktemp("triton")
-    repo = base / "model_repository"
-    shutil.copytree(MODEL_REPOSITORY, repo)
+    repo = copy_of_the_lab_repository(base, "model_repository")
     server = EmbeddedServer(
         ServerOptions(model_repository=repo, http_port=None, grpc_port=None, metrics_port=None, log_dir=base)
     )

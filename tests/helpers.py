@@ -79,17 +79,13 @@ def unavailable(message: str) -> None:
     pytest.skip(message)
 
 
-def embedded_lab(tmp_path, monkeypatch):
-    """Return a Lab that starts its own embedded server on a copy of the repository (state in tmp_path/state)."""
+def copy_of_the_lab_repository(folder: Path, name: str = "repo") -> Path:
+    """Return a copy of the lab's own model repository (no byte code), made at folder/name."""
     import shutil  # noqa: PLC0415
 
-    from app.lab import Lab  # noqa: PLC0415
     from app.paths import MODEL_REPOSITORY  # noqa: PLC0415
 
-    monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
-    repo = tmp_path / "repo"
-    shutil.copytree(MODEL_REPOSITORY, repo)
-    return Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+    return Path(shutil.copytree(MODEL_REPOSITORY, folder / name, ignore=shutil.ignore_patterns("__pycache__")))
 
 
 @contextmanager

@@ -5,12 +5,11 @@ from __future__ import annotations
 from app.lab import Lab
 from app.server.embedded import group_alive
 from loadgen.spec import LoadSpec
-from tests.helpers import embedded_lab, wait_until
+from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
 
 
-def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
-    lab = embedded_lab(tmp_path, monkeypatch)
-    try:
+def test_embedded_lab_starts_restarts_and_closes(tmp_path):
+    with embedded_lab_serving(copy_of_the_lab_repository(tmp_path), tmp_path / "state") as lab:
         assert lab.embedded and lab.endpoint.http_url.startswith("http://127.0.0.1:")
         status = lab.status()
         assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc", "token_sim"}
@@ -32,8 +31,6 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path, monkeypatch):
         kept = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
         assert [r["t"] for r in seen] == [r["t"] for r in kept[:len(seen)]], "the metrics history did not survive"
         assert after[-1]["up"]
-    finally:
-        lab.close()
     assert not lab.server.running()
 
 

@@ -2,7 +2,6 @@
 first one back."""
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -10,14 +9,14 @@ from app.config.edits import set_dynamic_batching
 from app.config.fleet import FleetApplyError, fleet_replicas
 from app.config.read import dynamic_batching_of
 from app.config.settings import DynamicBatching
-from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions
+from tests.helpers import copy_of_the_lab_repository
 import tritonclient.http as http
 
 
 @pytest.fixture
 def replica_b(tmp_path):
-    shutil.copytree(MODEL_REPOSITORY, tmp_path / "repo", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_of_the_lab_repository(tmp_path)
     server = EmbeddedServer(ServerOptions(model_repository=tmp_path / "repo", http_port=None, grpc_port=None,
                                           metrics_port=None, models=("gpu_sim",), log_dir=tmp_path))
     server.start()

@@ -15,7 +15,7 @@ from app.experiments.space import RATE, Choice, SearchSpace
 from app.experiments.store import INTERRUPTED, ExperimentStore
 from app.experiments.sweep import SweepOptions, load_points, run_sweep, with_repeats
 from app.paths import ROOT
-from tests.helpers import embedded_lab, wait_until
+from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
 
 MODEL = "gpu_sim"
 
@@ -143,9 +143,8 @@ def test_a_sweep_killed_midway_is_marked_interrupted_and_resumes_without_repeati
     assert [(p.key, p.id) for p in after[:len(before)]] == [(p.key, p.id) for p in before]
 
 
-def test_a_sweep_interrupted_by_a_server_restart_is_marked_so(tmp_path, monkeypatch):
-    lab = embedded_lab(tmp_path, monkeypatch)
-    try:
+def test_a_sweep_interrupted_by_a_server_restart_is_marked_so(tmp_path):
+    with embedded_lab_serving(copy_of_the_lab_repository(tmp_path), tmp_path / "state") as lab:
         space = SearchSpace(model=MODEL, instances=(1, 2), delays_us=(0, 2000), loads=(1, 2, 4), adaptive=False)
         lab.jobs.start_sweep(space, "restart midway")
         wait_until(lambda: lab.jobs.state.progress is not None and lab.jobs.state.progress.done >= 1, 120,
@@ -160,5 +159,3 @@ def test_a_sweep_interrupted_by_a_server_restart_is_marked_so(tmp_path, monkeypa
         assert 1 <= len(result.points) < space.points()
         assert lab.status().ready
         assert parse_config(lab.config.current_text(MODEL)) == parse_config(study.base_config), study.note
-    finally:
-        lab.close()

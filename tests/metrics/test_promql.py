@@ -16,10 +16,9 @@ import tritonclient.http as http
 
 from app.metrics.promql import FLEET, PromQLSource, balance
 from app.metrics.scrape import fetch_text, parse_metrics
-from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.ports import free_port
-from tests.helpers import gpu_sim_input, require_tool, wait_until
+from tests.helpers import copy_of_the_lab_repository, gpu_sim_input, require_tool, wait_until
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 QUEUE, SUCCESS = "nv_inference_queue_duration_us", "nv_inference_request_success"
@@ -29,7 +28,7 @@ QUEUE, SUCCESS = "nv_inference_queue_duration_us", "nv_inference_request_success
 def replica_b(tmp_path_factory):
     """A second tritonserver (gpu_sim only) on free ports: the fleet's other replica."""
     base = tmp_path_factory.mktemp("replica-b")
-    shutil.copytree(MODEL_REPOSITORY, base / "repo", ignore=shutil.ignore_patterns("__pycache__"))
+    copy_of_the_lab_repository(base)
     server = EmbeddedServer(ServerOptions(model_repository=base / "repo", http_port=None, grpc_port=None,
                                           metrics_port=None, models=("gpu_sim",), log_dir=base))
     endpoint = server.start()
