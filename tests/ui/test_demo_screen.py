@@ -142,9 +142,18 @@ def _overlap(a: dict, b: dict) -> bool:
 def check_screen(page, name: str, height: int, data: bool) -> dict:
     """Check one /demo screen as the audience sees it (no scrolling); save its screenshot; return what was read."""
     page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
-    # read between two redraws (one evaluate is atomic): a redraw under way shows some elements old, some new
-    seen = wait_until(lambda: (s := page.evaluate(PROBE, height))["running"] == "notRunning" and s, 30,
-                      f"{name}: the screen between two redraws")
+    # read between two redraws (one evaluate is atomic): a redraw under way shows some elements old, some new. The
+    # script state alone did not prove it (ddc3789's run read a "Now:" sentence of one window beside tiles of the
+    # next while it said notRunning): two reads in a row that agree, 0.25 s apart, are one redraw's
+    reads: list[dict] = []
+
+    def settled() -> dict | None:
+        reads.append(page.evaluate(PROBE, height))
+        last = reads[-2:]
+        return (len(last) == 2 and all(r["running"] == "notRunning" for r in last)
+                and last[0]["text"] == last[1]["text"] and last[0]["values"] == last[1]["values"] and last[1]) or None
+
+    seen = wait_until(settled, 30, f"{name}: the screen between two redraws, read twice alike")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     summary = {k: seen[k] for k in ("chart", "plot", "ticks", "story", "tiles", "clipped")}
