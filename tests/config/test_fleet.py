@@ -2,7 +2,6 @@
 first one back."""
 from __future__ import annotations
 
-
 import pytest
 
 from app.config.edits import set_dynamic_batching
@@ -16,8 +15,7 @@ import tritonclient.http as http
 
 @pytest.fixture
 def replica_b(tmp_path):
-    copy_of_the_lab_repository(tmp_path)
-    server = EmbeddedServer(ServerOptions(model_repository=tmp_path / "repo", http_port=None, grpc_port=None,
+    server = EmbeddedServer(ServerOptions(model_repository=copy_of_the_lab_repository(tmp_path), http_port=None, grpc_port=None,
                                           metrics_port=None, models=("gpu_sim",), log_dir=tmp_path))
     server.start()
     yield server

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import tarfile
 import io
 
@@ -17,7 +16,7 @@ from app.server.docker_server import (LABEL, LOCAL_IMAGE, DockerOptions, DockerS
 from app.server.errors import ServerStartError
 from app.server.status import fetch_status, with_log_reasons
 from loadgen.spec import LoadSpec
-from tests.helpers import unavailable, wait_until
+from tests.helpers import copy_of_the_lab_repository, unavailable, wait_until
 
 
 # --- what the backend asks the daemon for (pure) ------------------------------------------------------------
@@ -113,9 +112,7 @@ def client():
 
 @pytest.fixture
 def repo(tmp_path):
-    copy = tmp_path / "model_repository"
-    shutil.copytree(MODEL_REPOSITORY, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    return copy
+    return copy_of_the_lab_repository(tmp_path, "model_repository")
 
 
 def _ours(client) -> list:
