@@ -217,7 +217,7 @@ class DockerServer:
                 if c is not None else f"Docker ({what}): no container")
 
     def start(self) -> Endpoint:
-        """Start the container and block until /v2/health/ready answers 200."""
+        """Start the container and block until /v2/health/ready answers 200 and its metrics port answers."""
         if self.running():
             return self.endpoint
         opts = self.options

@@ -54,7 +54,7 @@ class EmbeddedServer:
         self.started_at: float | None = None
 
     def start(self) -> Endpoint:
-        """Start the server and block until it answers ready on its own ports.
+        """Start the server and block until it answers ready (and serves metrics) on its own ports.
 
         Ports are chosen free seconds before tritonserver binds them (after it has loaded its models), so another
         process may take one meanwhile: a ready answer counts only from our own process, and a server that finds
@@ -183,22 +183,29 @@ def server_environment(environ=None) -> dict[str, str]:
 
 def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],
                what: str = "tritonserver", ours: Callable[[], bool] | None = None) -> None:
-    """Block until /v2/health/ready answers 200 (from our own process, when ours() can tell); ServerStartError
-    when problem() names one or time runs out."""
+    """Block until /v2/health/ready answers 200 (from our own process, when ours() can tell) and then its metrics
+    port answers too; ServerStartError when problem() names one or time runs out.
+
+    Triton opens its metrics port after its HTTP port (tens of ms later here, more on a busy host): a caller that
+    scrapes /metrics right after a ready answer found it refusing connections."""
     deadline = time.monotonic() + timeout_s
-    url = f"{endpoint.http_url}/v2/health/ready"
+    waiting_for = [f"{endpoint.http_url}/v2/health/ready", endpoint.metrics_url]
     while time.monotonic() < deadline:
         reason = problem()
         if reason:
             raise ServerStartError(reason)
         try:
-            with urllib.request.urlopen(url, timeout=1) as resp:
+            with urllib.request.urlopen(waiting_for[0], timeout=1) as resp:
                 if resp.status == 200 and (ours is None or ours()):
-                    return
+                    waiting_for.pop(0)
+                    if not waiting_for:
+                        return
+                    continue
         except OSError:
             pass
         time.sleep(0.25)
-    raise ServerStartError(f"{what} was not ready after {timeout_s:.0f} s.\n{log_tail()}")
+    what_failed = "ready" if len(waiting_for) == 2 else f"serving metrics at {endpoint.metrics_url}"
+    raise ServerStartError(f"{what} was not {what_failed} after {timeout_s:.0f} s.\n{log_tail()}")
 
 
 PORT_TRIES = 3
