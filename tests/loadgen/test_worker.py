@@ -131,9 +131,13 @@ def test_a_busy_dashboard_process_does_not_disturb_the_workers_pacing(triton, id
     out, inside = _lateness(worker_records), _lateness(here)
     print(f"late share / median lateness: worker {out[0]:.2f} / {out[1] * 1e3:.2f} ms, "
           f"a thread of this process {inside[0]:.2f} / {inside[1] * 1e3:.2f} ms")
-    # Measured (5 runs, 2 beside stress-ng --cpu 1): worker 0.07-0.20 late, median 0.15-0.34 ms;
-    # in-process 0.88-1.00 late, median 4.4 ms - 5.9 s.
-    assert out[0] <= 0.4 and inside[0] >= 2 * out[0]
+    # Measured (5 runs, 2 beside stress-ng --cpu 1): worker 0.07-0.20 late, median 0.15-0.34 ms; in-process
+    # 0.88-1.00 late, median 4.4 ms - 5.9 s. In a quiet pass beside another quiet test (clean clone of 77ddf23) the
+    # worker was 0.40 late (over 1 ms) with a median of 0.62 ms against 1.00 and 2.9 s: a share over 1 ms moves with
+    # the neighbour, so the worker's claim is its median, under a 300/s arrival gap's 3.3 ms. Then 11 runs alone:
+    # quiet, worker median 0.17-0.33 ms against 3.6-10.3 s; beside stress-ng --cpu 1, 0.12-0.37 ms against 3.7-12.6
+    # ms; --cpu 2, 0.26-0.40 ms against 17-139 ms (in-process / worker medians: at least 10x; across runs 6x).
+    assert out[1] <= 0.002 and inside[1] >= 4 * out[1] and inside[0] >= 2 * out[0]
 
 
 def _lateness(records: list) -> tuple[float, float]:
