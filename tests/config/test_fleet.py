@@ -15,7 +15,8 @@ import tritonclient.http as http
 
 @pytest.fixture
 def replica_b(tmp_path):
-    server = EmbeddedServer(ServerOptions(model_repository=copy_of_the_lab_repository(tmp_path), http_port=None, grpc_port=None,
+    repo = copy_of_the_lab_repository(tmp_path)
+    server = EmbeddedServer(ServerOptions(model_repository=repo, http_port=None, grpc_port=None,
                                           metrics_port=None, models=("gpu_sim",), log_dir=tmp_path))
     server.start()
     yield server

@@ -28,7 +28,8 @@ QUEUE, SUCCESS = "nv_inference_queue_duration_us", "nv_inference_request_success
 def replica_b(tmp_path_factory):
     """A second tritonserver (gpu_sim only) on free ports: the fleet's other replica."""
     base = tmp_path_factory.mktemp("replica-b")
-    server = EmbeddedServer(ServerOptions(model_repository=copy_of_the_lab_repository(base), http_port=None, grpc_port=None,
+    repo = copy_of_the_lab_repository(base)
+    server = EmbeddedServer(ServerOptions(model_repository=repo, http_port=None, grpc_port=None,
                                           metrics_port=None, models=("gpu_sim",), log_dir=base))
     endpoint = server.start()
     yield endpoint

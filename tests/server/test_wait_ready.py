@@ -30,13 +30,19 @@ def _bound_not_listening() -> ThreadingHTTPServer:
 
 @pytest.fixture
 def ports():
-    http = ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
-    metrics = _bound_not_listening()
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    yield http, metrics
+    """Yield the HTTP server (serving), the metrics server (bound, refusing) and serve(server) to start one."""
+    http, metrics, serving = _bound_not_listening(), _bound_not_listening(), []
+
+    def serve(server: ThreadingHTTPServer) -> None:
+        server.server_activate()  # listen
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        serving.append(server)  # shutdown() waits for serve_forever: only for those that run it
+
+    serve(http)
+    yield http, metrics, serve
+    for server in serving:
+        server.shutdown()
     for server in (http, metrics):
-        if server is http or getattr(server, "_serving", False):
-            server.shutdown()
         server.server_close()
 
 
@@ -45,7 +51,7 @@ def _endpoint(http, metrics):
 
 
 def test_a_ready_http_port_is_not_enough_until_the_metrics_port_answers(ports):
-    http, metrics = ports
+    http, metrics, serve = ports
     looks, done, failed = [], threading.Event(), []
 
     def problem():
@@ -62,15 +68,13 @@ def test_a_ready_http_port_is_not_enough_until_the_metrics_port_answers(ports):
     threading.Thread(target=wait, daemon=True).start()
     wait_until(lambda: len(looks) >= 4, 30, "four rounds of waiting (HTTP ready, metrics refusing)")
     assert not done.is_set(), (len(looks), failed)  # HTTP said ready rounds ago; metrics still refused
-    metrics.server_activate()
-    metrics._serving = True
-    threading.Thread(target=metrics.serve_forever, daemon=True).start()
+    serve(metrics)
     assert done.wait(30), f"wait_ready did not return after the metrics port answered ({len(looks)} rounds)"
     assert not failed, failed
 
 
 def test_a_metrics_port_that_never_answers_is_named_in_the_error(ports):
-    http, metrics = ports
+    http, metrics, _ = ports
     with pytest.raises(ServerStartError) as err:
         wait_ready(_endpoint(http, metrics), 1.5, lambda: None, lambda: "the log's tail")
     message = str(err.value)
