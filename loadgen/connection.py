@@ -95,6 +95,8 @@ class BlockingConnection:
                     raise ConnectionError("connection closed by the server")
                 response = reader.feed(chunk)
                 if response is not None:
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise TimeoutError  # read after the deadline (a busy host): the client had given up
                     return response
         except TimeoutError as exc:
             self.close()
@@ -138,6 +140,8 @@ class Connection(asyncio.Protocol):
         self._reader = ResponseReader()
         self._waiter: asyncio.Future | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None  # time.monotonic() when the request's time is up
+        self._timeout_s = 0.0
 
     def connection_made(self, transport) -> None:
         self.transport, self.alive = transport, True
@@ -150,9 +154,14 @@ class Connection(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
         self.transport.write(data)
+        self._deadline = None
         if timeout_s is not None:
-            self._timer = loop.call_later(timeout_s, self._fail, TimeoutError(f"no response within {timeout_s:g} s"))
+            self._deadline, self._timeout_s = time.monotonic() + timeout_s, timeout_s
+            self._timer = loop.call_later(timeout_s, self._fail, self._timed_out())
         return waiter
+
+    def _timed_out(self) -> TimeoutError:
+        return TimeoutError(f"no response within {self._timeout_s:g} s")
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -164,6 +173,10 @@ class Connection(asyncio.Protocol):
             return
         if self._waiter is None:
             self._fail(ProtocolError("unexpected bytes after a response"))
+            return
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            # read after the deadline: the loop was late to both (a busy host) and ran the read before the timer
+            self._fail(self._timed_out())
             return
         self._finish(response, None)
 

@@ -111,6 +111,10 @@ class StreamPath:
             return self._emit(target, scheduled_s, sent - t0, clock() - sent, pending, Outcome.TIMEOUT,
                               "client_timeout", f"no final response within {target.timeout_s:g} s "
                               f"({pending.responses} response(s) by then)", attempt)
+        if target.timeout_s is not None and pending.end - sent > target.timeout_s:
+            # ended after the deadline though the loop saw it first (a busy host): the client had given up
+            return self._emit(target, scheduled_s, sent - t0, pending.end - sent, pending, Outcome.TIMEOUT,
+                              "client_timeout", f"the final response came after {target.timeout_s:g} s", attempt)
         outcome, error, detail = _classify(pending)
         return self._emit(target, scheduled_s, sent - t0, pending.end - sent, pending, outcome, error, detail, attempt)
 

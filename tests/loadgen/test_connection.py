@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from loadgen.connection import Connection, ProtocolError, Response
+from loadgen import connection
+from loadgen.connection import BlockingConnection, Connection, ProtocolError, Response
 from loadgen.outcome import Outcome, classify, classify_exception
 from loadgen.payload import decode_outputs, http_request, infer_body
 
@@ -93,6 +97,58 @@ def test_timeout_aborts_the_connection():
         return transport
 
     assert asyncio.run(main()).aborted
+
+
+def test_a_response_read_after_the_deadline_is_a_timeout():
+    # A busy loop runs late: the answer and the timer are both due, and the loop reads first. The client had given
+    # up by then (CI: a 1 ms timeout came back OK beside stress-ng), so the answer counts as a timeout.
+    async def main():
+        conn, transport = connected()
+        fut = conn.request(b"x", timeout_s=0.005)
+        started = time.monotonic()
+        while time.monotonic() - started < 0.02:  # the loop held up past the deadline
+            time.sleep(0.005)
+        conn.data_received(OK)
+        with pytest.raises(TimeoutError, match="no response within 0.005 s"):
+            await fut
+        return transport, conn
+
+    transport, conn = asyncio.run(main())
+    assert transport.aborted and not conn.alive
+
+
+def test_a_response_in_time_is_an_answer_whatever_the_timeout():
+    async def main():
+        conn, _ = connected()
+        fut = conn.request(b"x", timeout_s=30.0)
+        conn.data_received(OK)
+        return await fut
+
+    assert asyncio.run(main()).status == 200
+
+
+def test_the_blocking_connection_keeps_its_deadline_for_an_answer_already_waiting(monkeypatch):
+    # The thread was paused between its last look at the clock and its read: the answer was waiting when it read,
+    # but the deadline had passed. Clock: 0 at the send (deadline 0.001), 0.0005 before the read, 0.01 after it.
+    ticks = iter([0.0, 0.0005, 0.01, 0.01])
+    monkeypatch.setattr(connection, "time", SimpleNamespace(monotonic=lambda: next(ticks)))
+    ours, server = socket.socketpair()
+    try:
+        server.sendall(OK)  # the answer is in the buffer before the request is read
+        conn = BlockingConnection("127.0.0.1", 1)
+        conn.sock = ours
+        with pytest.raises(TimeoutError, match="no response within 0.001 s"):
+            conn.request(b"x", timeout_s=0.001)
+        assert conn.sock is None  # dropped: nothing of this exchange reaches the next request
+        ticks = iter([0.0, 0.0005, 0.0008])
+        conn.sock, other = socket.socketpair()
+        other.sendall(OK)
+        assert conn.request(b"x", timeout_s=0.001).status == 200
+        conn.close()
+        other.close()
+    finally:
+        ours.close()
+        server.close()
 
 
 def test_binary_protocol_round_trip():

@@ -3,15 +3,18 @@ the server's address."""
 from __future__ import annotations
 
 import asyncio
+from random import Random
 
 import numpy as np
 import pytest
 from tritonclient.grpc import service_pb2
 
-from loadgen.grpc_path import _classify, grpc_target
+from loadgen.classes import make_target
+from loadgen.grpc_path import StreamPath, _classify, grpc_target
 from loadgen.grpc_request import carries_data, encode_request, is_final, with_id
 from loadgen.grpc_stream import Pending, StreamSlot, StreamSlots
 from loadgen.outcome import Outcome
+from loadgen.records import RecordBus
 
 
 def parsed(data: bytes) -> service_pb2.ModelInferRequest:
@@ -131,3 +134,32 @@ def test_open_loop_requests_take_an_idle_stream_open_one_up_to_the_limit_then_sh
     second.pending["3"] = None
     assert slots.slot() is second and len(slots.shared) == 2  # at the limit: the least busy
     assert slots.slot(0) is slots.slot(0) and slots.slot(0) is not slots.slot(1)  # a closed-loop worker's own
+
+
+class AnsweredSlot:
+    """A stream slot whose request went out at 10.0 and was answered at `end` on the stream's own clock."""
+
+    def __init__(self, end: float) -> None:
+        self.end = end
+
+    async def write(self, request_id, request, pending):
+        pending.finish(self.end)
+        return 10.0
+
+    def forget(self, request_id):
+        pass
+
+
+@pytest.mark.parametrize(("answered_after", "expected"), [
+    (0.004, (Outcome.OK, "")),
+    (0.02, (Outcome.TIMEOUT, "client_timeout")),  # ended past the deadline, though the loop saw it before its timer
+])
+def test_a_final_response_after_the_deadline_is_a_timeout_however_the_loop_saw_it(answered_after, expected):
+    async def main():
+        slots = type("Slots", (), {"slot": lambda self, key: AnsweredSlot(10.0 + answered_after)})()
+        path = StreamPath(slots, RecordBus(), clock=lambda: 10.0, t0=0.0, rng=Random(1))
+        return await path.send(make_target("c", "m", 0, timeout_ms=10.0), b"")
+
+    record = asyncio.run(main())
+    assert (record.outcome, record.error) == expected, record
+    assert record.latency_s == pytest.approx(answered_after)
