@@ -5,6 +5,12 @@ LOOP below in 0.17-0.19 s. On a host that gives the suite about half of that (a 
 cgroup quota on one of ours: 0.25-0.30 s) a quiet test beside another failed three claims in a run (an A/B
 interval, two scenarios' ratios; docs/MEASUREMENTS.md#the-test-suite): there each quiet test runs alone.
 Prints the worker count on stdout and what was measured on stderr.
+
+`--busy` prints instead the share of both cores that was busy over a second (/proc/stat), measured before the passes
+start: only on a host that is otherwise idle may the first pass run beside the quiet one in an idle cgroup
+(scripts/lab.sh make_idle_cgroup). Beside other work (`stress-ng --cpu 1`: about 0.5) that cgroup would leave the
+first pass one core less than its tests were measured with, and on 2026-12-03 its browser tests failed their waits
+there (docs/MEASUREMENTS.md#the-test-suite): the passes then run one after the other.
 """
 from __future__ import annotations
 
@@ -12,8 +18,10 @@ import multiprocessing
 import statistics
 import sys
 import time
+from pathlib import Path
 
 LOOP = 5_000_000
+IDLE_BELOW = 0.25  # at most this share of the cores busy before the run: the passes may run at once
 QUICK_S = 0.24  # above it, one quiet test at a time
 TRIES = 3
 
@@ -32,12 +40,38 @@ def two_at_once() -> float:
         return statistics.median(max(pool.map(spin, range(2))) for _ in range(TRIES))
 
 
+def cpu_times(stat: str) -> tuple[int, int]:
+    """Return (busy, total) jiffies of all CPUs from /proc/stat's text (idle and iowait are not busy)."""
+    fields = [int(v) for v in stat.splitlines()[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    total = sum(fields[:8])  # guest time is counted in user time already
+    return total - idle, total
+
+
+def busy_share(before: str, after: str) -> float:
+    """Return the share of the cores busy between two reads of /proc/stat."""
+    (b0, t0), (b1, t1) = cpu_times(before), cpu_times(after)
+    return (b1 - b0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+def measure_busy(seconds: float = 1.0) -> float:
+    before = Path("/proc/stat").read_text()
+    time.sleep(seconds)
+    return busy_share(before, Path("/proc/stat").read_text())
+
+
 def quiet_workers(seconds: float) -> int:
     """Return how many quiet tests run at once on a host whose two cores spin in `seconds`."""
     return 2 if seconds <= QUICK_S else 1
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--busy"]:
+        share = measure_busy()
+        print(f"host load: {share:.0%} of the cores busy over a second before the run (both passes at once below "
+              f"{IDLE_BELOW:.0%})", file=sys.stderr)
+        print("idle" if share < IDLE_BELOW else "busy")
+        sys.exit(0)
     took = two_at_once()
     workers = quiet_workers(took)
     print(f"host speed: two loops at once in {took:.2f} s (quiet tests {'two' if workers == 2 else 'one'} at a time; "

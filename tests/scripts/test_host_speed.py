@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -24,3 +25,30 @@ def test_the_script_prints_the_worker_count_for_lab_sh_and_what_it_measured():
     print(done.stdout, done.stderr)
     assert done.returncode == 0 and done.stdout.strip() in ("1", "2"), done
     assert re.match(r"host speed: two loops at once in \d+\.\d\d s", done.stderr), done.stderr
+
+
+def _stat(user: int, idle: int, iowait: int = 0) -> str:
+    return f"cpu  {user} 0 0 {idle} {iowait} 0 0 0 0 0\ncpu0 1 0 0 1 0 0 0 0 0 0\n"
+
+
+def test_the_busy_share_counts_what_is_not_idle_or_waiting_on_io():
+    assert host_speed.busy_share(_stat(100, 100), _stat(150, 150)) == 0.5  # one of two cores busy
+    assert host_speed.busy_share(_stat(100, 100), _stat(100, 180, 20)) == 0.0  # waiting on disk is not busy
+    assert host_speed.busy_share(_stat(100, 100), _stat(100, 100)) == 0.0
+
+
+def test_busy_says_idle_on_this_quiet_moment_or_busy_beside_a_spinning_core():
+    # the pytest process sits in a wait meanwhile; a spinning child is a core of two busy
+    def busy() -> str:
+        done = subprocess.run([sys.executable, str(SCRIPT), "--busy"], capture_output=True, text=True, timeout=60)
+        print(done.stdout, done.stderr)
+        assert done.returncode == 0, done
+        return done.stdout.strip()
+
+    assert busy() in ("idle", "busy")  # whatever else of the suite runs now
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        assert busy() == "busy" or os.cpu_count() > 3  # one core of two spinning is half of them busy
+    finally:
+        spinner.kill()
+        spinner.wait()
