@@ -35,7 +35,7 @@ echo "cgroup=$IDLE_CGROUP"
 echo "idle=$(cat "$IDLE_CGROUP/cpu.idle")"
 (in_idle_cgroup setsid sleep 60) &
 child=$!
-for _ in $(seq 1 100); do grep -q "$(basename "$IDLE_CGROUP")\$" "/proc/$child/cgroup" && break; sleep 0.05; done
+for _ in $(seq 1 100); do grep -q "$(basename "$IDLE_CGROUP")\\$" "/proc/$child/cgroup" && break; sleep 0.05; done
 echo "child=$(grep -E '(^|,|:)cpu(,|:)|^0::' "/proc/$child/cgroup" | head -1)"
 kill "$child"
 wait "$child" || true
