@@ -7,8 +7,8 @@ interval, two scenarios' ratios; docs/MEASUREMENTS.md#the-test-suite): there eac
 Prints the worker count on stdout and what was measured on stderr.
 
 `--busy` prints instead the share of both cores that was busy over a second (/proc/stat), measured before the passes
-start: only on a host that is otherwise idle may the first pass run beside the quiet one in an idle cgroup
-(scripts/lab.sh make_idle_cgroup). Beside other work (`stress-ng --cpu 1`: about 0.5) that cgroup would leave the
+start: only on a host that is otherwise idle may the first pass run beside the quiet one in a low-weight cgroup
+(scripts/lab.sh make_pass_cgroup). Beside other work (`stress-ng --cpu 1`: about 0.5) that cgroup would leave the
 first pass one core less than its tests were measured with, and on 2026-12-03 its browser tests failed their waits
 there (docs/MEASUREMENTS.md#the-test-suite): the passes then run one after the other.
 """

@@ -1,4 +1,5 @@
-"""scripts/lab.sh's idle cgroup: the first pass and what it starts go in, and the cgroup goes when the run ends."""
+"""scripts/lab.sh's cgroup of the first pass: what the pass starts goes in at a quarter of the CPU weight, and the
+cgroup goes when the run ends."""
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("stop_docker", "make_idle_cgroup", "in_idle_cgroup", "trap_exit", "clean_up")
+FUNCTIONS = ("stop_docker", "make_pass_cgroup", "in_pass_cgroup", "trap_exit", "clean_up")
 
 
 def _functions() -> str:
@@ -21,21 +22,21 @@ def _can_make_cgroups() -> bool:
                for d in ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup"))
 
 
-def test_the_first_pass_runs_in_an_idle_cgroup_that_is_gone_after_the_run():
-    # A child started by in_idle_cgroup (in a session of its own, as tritonserver and the dashboards start) is in
-    # the cgroup; the cgroup is marked idle; the exit trap takes it away. (In the suite this test itself runs in the
+def test_the_first_pass_runs_in_a_low_weight_cgroup_that_is_gone_after_the_run():
+    # A child started by in_pass_cgroup (in a session of its own, as tritonserver and the dashboards start) is in
+    # the cgroup; the cgroup weighs a quarter of a process; the exit trap takes it away. (In the suite this test itself runs in the
     # first pass's cgroup: the child must reach the one made here.)
     script = f"""set -euo pipefail
 DOCKERD_PID=""
-IDLE_CGROUP=""
+PASS_CGROUP=""
 {_functions()}
-make_idle_cgroup
-echo "cgroup=$IDLE_CGROUP"
-[ -n "$IDLE_CGROUP" ] || exit 0
-echo "idle=$(cat "$IDLE_CGROUP/cpu.idle")"
-(in_idle_cgroup setsid sleep 60) &
+make_pass_cgroup
+echo "cgroup=$PASS_CGROUP"
+[ -n "$PASS_CGROUP" ] || exit 0
+echo "weight=$(cat "$PASS_CGROUP/cpu.shares" 2>/dev/null || cat "$PASS_CGROUP/cpu.weight")"
+(in_pass_cgroup setsid sleep 60) &
 child=$!
-for _ in $(seq 1 100); do grep -q "$(basename "$IDLE_CGROUP")\\$" "/proc/$child/cgroup" && break; sleep 0.05; done
+for _ in $(seq 1 100); do grep -q "$(basename "$PASS_CGROUP")\\$" "/proc/$child/cgroup" && break; sleep 0.05; done
 echo "child=$(grep -E '(^|,|:)cpu(,|:)|^0::' "/proc/$child/cgroup" | head -1)"
 kill "$child"
 wait "$child" || true
@@ -49,6 +50,6 @@ wait "$child" || true
         return
     cgroup = made["cgroup"]
     assert re.fullmatch(r"/sys/fs/cgroup(/cpu)?/tbl-first-pass-\d+", cgroup), made
-    assert made["idle"] == "1", made
+    assert made["weight"] == ("256" if "/cpu/" in cgroup else "25"), made  # of 1024 (v1), of 100 (v2)
     assert made["child"].endswith(cgroup.removeprefix("/sys/fs/cgroup").removeprefix("/cpu")), made
     assert not Path(cgroup).exists(), f"{cgroup} left behind"
