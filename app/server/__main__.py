@@ -33,6 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     except ServerStartError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C while it starts: nothing left running
+        server.stop()
+        return 130
+    # the handlers before the banner: a Ctrl-C right after "Ctrl-C to stop." must stop the server, not kill this
+    # process with its server left running (a test's SIGINT beside stress-ng landed in between and exited with -2)
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
     print(f"tritonserver ready (models: {', '.join(models)})")
     print(f"  HTTP     {ep.http_url}   (ready: {ep.http_url}/v2/health/ready)")
     print(f"  gRPC     {ep.grpc_url}")
@@ -41,9 +49,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  load, unload and the repository index need the header {HEADER}: "
           + (f"the value of {VARIABLE}" if key else f"a random key (set {VARIABLE} before starting to choose it)"))
     print("Ctrl-C to stop.", flush=True)
-    done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
     while not done.wait(1.0):
         if not server.running():
             print(f"tritonserver exited unexpectedly; log tail:\n{server.log_tail()}", file=sys.stderr)
