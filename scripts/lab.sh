@@ -5,7 +5,7 @@
 #                         .venv gets requirements.txt: the runtime set, no test tools
 #   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
 #                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
-#                         in two passes at once where a cgroup can be made, else one after the other: the
+#                         in two passes, at once on an idle host where a cgroup can be made, else one after the other: the
 #                         tests on parallel workers, and the quiet ones (see run_passes)
 #                         .venv gets requirements.txt and requirements-test.txt
 #   scripts/lab.sh test --quick [args]   the unit tests only (no server, browser or Docker), for iteration
@@ -79,7 +79,7 @@ ensure_docker() {
   if [ "$(id -u)" != 0 ]; then echo "note: no Docker daemon answers and starting one needs root" >&2; return; fi
   mkdir -p .lab
   # In the cgroup of the first pass, when there is one (its containers too: a cgroup parent without a leading
-  # slash is made under the daemon's own), so that its builds and containers yield to the quiet tests as the rest of it does.
+  # slash is made under the daemon's own), so that its builds and containers yield to the quiet tests as it does.
   local parent=()
   [ -n "$PASS_CGROUP" ] && parent=(--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent tbl-containers)
   in_pass_cgroup /usr/sbin/dockerd --bridge=none --iptables=false --ip6tables=false "${parent[@]}" \
