@@ -5,7 +5,7 @@
 #                         .venv gets requirements.txt: the runtime set, no test tools
 #   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
 #                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
-#                         in two passes, at once on an idle host where a cgroup can be made, else one after the other: the
+#                         two passes, at once on an idle host where a cgroup can be made, else one after another: the
 #                         tests on parallel workers, and the quiet ones (see run_passes)
 #                         .venv gets requirements.txt and requirements-test.txt
 #   scripts/lab.sh test --quick [args]   the unit tests only (no server, browser or Docker), for iteration
