@@ -1,4 +1,8 @@
-"""When a run stops: a duration, a number of requests, or a stop asked for at any moment."""
+"""When a run stops: a duration, a number of requests, or a stop asked for at any moment.
+
+A scheduled request (the open loop's) is granted by when it was due, not by when the loop got to it: an arrival due
+before the deadline is sent, late, even when the loop reaches it after the deadline (a starved host's last
+arrivals are part of the schedule played, not lost)."""
 from __future__ import annotations
 
 import asyncio
@@ -15,12 +19,14 @@ class Bound:
     """
 
     def __init__(self, clock: Callable[[], float], duration_s: float | None = None,
-                 max_requests: int | None = None) -> None:
+                 max_requests: int | None = None, start: float | None = None) -> None:
+        """start: when the run's schedule starts on the clock (the deadline is duration_s after it; default now)."""
         self.clock = clock
-        self.deadline = clock() + duration_s if duration_s else math.inf
+        self.deadline = (clock() if start is None else start) + duration_s if duration_s else math.inf
         self.max_requests = max_requests if max_requests is not None else math.inf
         self.issued = 0
-        self.stopped = False
+        self.stopped = False  # a stop, a crash or the all-fail watchdog: nothing more is sent
+        self.expired = False  # the deadline passed: only requests due before it are still sent
         self.closed = asyncio.Event()
         self._shut = False  # no new requests (what `closed` says, readable from any thread)
         self._lock = threading.Lock()
@@ -28,21 +34,38 @@ class Bound:
         self._loop_thread = threading.get_ident()
         self._timer = None
         if duration_s:
-            self._timer = self._loop.call_at(self.deadline, self.close)
+            self._timer = self._loop.call_at(self.deadline, self._time_up)
 
     def take(self) -> bool:
         """Count one more request if the run is still open; return whether it may go."""
         if self._shut:
             return False
         if self.clock() >= self.deadline:
-            self.close()
+            self._time_up()
             return False
         with self._lock:
             if self._shut:
                 return False
-            self.issued += 1
-            if self.issued >= self.max_requests:
-                self.finish()  # the budget is spent; requests already out may still retry
+            return self._count()
+
+    def take_due(self, due_at: float) -> bool:
+        """Count one more request scheduled for due_at (on the clock): granted when it was due before the deadline,
+        however late it is sent, unless the run was stopped or the budget is spent."""
+        if due_at >= self.deadline:
+            return False
+        with self._lock:
+            if not self.sends_due():
+                return False
+            return self._count()
+
+    def sends_due(self) -> bool:
+        """Return True while requests scheduled before the deadline may still go (no stop, budget left)."""
+        return not self.stopped and self.issued < self.max_requests
+
+    def _count(self) -> bool:
+        self.issued += 1
+        if self.issued >= self.max_requests:
+            self.finish()  # the budget is spent; requests already out may still retry
         return True
 
     def is_open(self) -> bool:
@@ -63,6 +86,11 @@ class Bound:
                 self._loop.call_soon_threadsafe(self.closed.set)
             except RuntimeError:  # the loop closed just now: nobody waits any more
                 pass
+
+    def _time_up(self) -> None:
+        """The deadline passed: grant nothing new but what was due before it (retries end by the clock)."""
+        self.expired = True
+        self.finish()
 
     def close(self) -> None:
         """Stop granting requests and retries."""

@@ -114,7 +114,8 @@ class ClosedLoop:
 
 
 class OpenLoop:
-    """Send each request at its scheduled time whatever is in flight; a missed slot is marked late."""
+    """Send each request at its scheduled time whatever is in flight; a missed slot is marked late (and sent, also
+    past the deadline when it was due before it)."""
 
     def __init__(self, schedule: Schedule, choose: Callable[[object], PreparedClass], path: RequestPath,
                  bound: Bound, rng: Random, pacer: LoopPacer | None = None, streamed: StreamPath | None = None) -> None:
@@ -130,15 +131,15 @@ class OpenLoop:
         loop = asyncio.get_running_loop()
         stopper = loop.create_task(self._wake_on_close())
         try:
-            while bound.is_open():
+            while bound.sends_due():
                 due = schedule.peek()
-                if due is None and not schedule.paused():
-                    break  # every stream has ended (a trace without loop)
+                if due is None and (not schedule.paused() or not bound.is_open()):
+                    break  # every stream has ended (a trace without loop), or paused at the deadline
                 if due is not None and t0 + due >= bound.deadline:
                     break
                 await self.pacer.wait_until(math.inf if due is None else t0 + due)
                 now = clock() - t0 + _EARLY_S
-                while (due := schedule.peek()) is not None and due <= now and bound.take():
+                while (due := schedule.peek()) is not None and due <= now and bound.take_due(t0 + due):
                     _, key = schedule.pop()
                     cls = self.choose(key)
                     send = streamed.send if streamed is not None and streamed.carries(cls) else path.send

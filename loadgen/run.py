@@ -57,7 +57,7 @@ class LoadRun:
         self.t0, self.t0_epoch = clock(), time.time()
         if self.on_start is not None:
             self.on_start(self.t0_epoch)
-        self.bound = bound = Bound(clock, self.spec.duration_s, self.spec.max_requests)
+        self.bound = bound = Bound(clock, self.spec.duration_s, self.spec.max_requests, start=self.t0)
         if self._stop_requested:
             bound.close()
         watchdog = Watchdog(self.spec.stop_when_all_fail_s, bound.close, lambda: clock() - self.t0)

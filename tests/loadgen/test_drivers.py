@@ -73,8 +73,37 @@ def test_a_missed_slot_is_recorded_late_not_skipped():
         return records
 
     records = run_virtual(main)
-    assert len(records) >= 98 and all(r.late for r in records)
+    assert len(records) == 99 and all(r.late for r in records)
     assert all(r.lateness_s == pytest.approx(0.0025, abs=1e-9) for r in records)
+
+
+def test_arrivals_due_before_the_deadline_are_sent_when_the_loop_reaches_them_after_it():
+    # A loop 250 ms behind (a starved host) sends what is due each time it wakes; the arrivals due at 0.79-0.99 s
+    # come up only when the 1 s deadline wakes it. They are part of the schedule, so they go (late), and the run
+    # ends there (nothing due at or after 1 s goes).
+    async def main():
+        records, pool, bound, path = setup()
+        await open_loop(path, bound, rate=100.0, pacer=LatePacer(0.25)).run()
+        return records, bound
+
+    records, bound = run_virtual(main)
+    after = sorted(r.scheduled_s for r in records if r.sent_s >= 1.0)
+    print(len(records), after)
+    assert len(records) == 99 and max(r.scheduled_s for r in records) == pytest.approx(0.99)
+    assert len(after) >= 10 and all(r.late for r in records if r.sent_s >= 1.0)
+    assert bound.expired and not bound.stopped
+
+
+def test_a_stop_ends_a_late_loop_at_once():
+    async def main():
+        loop = asyncio.get_running_loop()
+        records, pool, bound, path = setup(duration_s=60.0)
+        loop.call_at(loop.time() + 0.5055, bound.close)
+        await open_loop(path, bound, rate=100.0, pacer=LatePacer(0.25)).run()
+        return records
+
+    records = run_virtual(main)  # at 0.26 it sends what is due by then (0.01-0.26); the stop comes before 0.51
+    assert len(records) == 26 and max(r.sent_s for r in records) < 0.5055
 
 
 def test_open_loop_keeps_sending_when_the_server_stalls():
