@@ -259,6 +259,22 @@ def type_token(page, text: str) -> None:
     field.press("Enter")
 
 
+def wait_for_answer(page, log: Path, locator) -> None:
+    """Wait for the page's answer to a typed token; if it does not come, say what the page and the dashboard had
+    (the field's value, the run state, the sidebar's text, the dashboard log's last lines) before failing."""
+    try:
+        locator.wait_for(timeout=60_000)
+    except Exception:
+        field = page.locator(FIELD)
+        print("token field:", repr(field.input_value()) if field.count() else "gone")
+        print("script state:", page.locator("[data-test-script-state]").evaluate_all(
+            "els => els.map(e => e.dataset.testScriptState)"))
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        print("sidebar:", sidebar.inner_text()[:1500] if sidebar.count() else "none")
+        print("dashboard log:", *log.read_text().splitlines()[-15:], sep="\n  ")
+        raise
+
+
 @pytest.mark.browser
 def test_over_plain_http_beyond_loopback_the_page_warns_and_logs_the_clients_address(plain_dashboard, name_browser):
     port, log = plain_dashboard
@@ -270,7 +286,7 @@ def test_over_plain_http_beyond_loopback_the_page_warns_and_logs_the_clients_add
         assert page.get_by_role("button", name="Apply").count() == 0
         type_token(page, "a-wrong-guess-typed-here")
         # a rerun's draw: 60 s, as every wait of a page here (30 s passed in a first pass under a 1.1-CPU quota)
-        page.get_by_text("Refused: wrong operator token").wait_for(timeout=60_000)
+        wait_for_answer(page, log, page.get_by_text("Refused: wrong operator token"))
         # the refusal and the emptied field come in the same rerun, but the browser may draw them in either order
         wait_until(lambda: page.locator(FIELD).input_value() == "", 60,
                    "the refused token to be cleared from the field")
@@ -294,7 +310,7 @@ def test_over_tls_the_token_is_typed_once_and_no_warning_is_shown(tls_dashboard,
         assert page.get_by_text("Plain HTTP beyond loopback").count() == 0
         assert page.get_by_role("button", name="Apply").count() == 0
         type_token(page, TOKEN)
-        page.get_by_role("button", name="Apply").wait_for(timeout=60_000)
+        wait_for_answer(page, log, page.get_by_role("button", name="Apply"))
         assert page.locator(FIELD).count() == 0  # exchanged: the field is gone
         page.reload()  # a new browser session: the flag was this session's only
         page.locator(FIELD).wait_for(timeout=60_000)
