@@ -39,10 +39,12 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Outcome:
-    """The result of one try: accepted, or refused with the reason to show."""
+    """The result of one try: accepted, or refused with the reason to show; checked: compared with the token (False
+    when a wait or a lockout held it back)."""
 
     accepted: bool
     reason: str
+    checked: bool = True
 
 
 @dataclass
@@ -120,7 +122,7 @@ class TokenExchange:
         """Return whether `typed` is the operator token, recording a wrong one; a held-back try is not compared."""
         held = self.refusal(client, session)
         if held is not None:
-            return Outcome(False, f"not checked: {held.reason}")
+            return Outcome(False, f"not checked: {held.reason}", checked=False)
         if hmac.compare_digest(typed.encode(), token.encode()):
             self.keys.forget(_keys(client, session))
             return Outcome(True, "operator token accepted for this session")

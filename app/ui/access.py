@@ -2,6 +2,8 @@
 once and exchanged for a flag in this session (app/gate.py decides; app/guess_limit.py slows guessing)."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -14,10 +16,14 @@ from app.guess_limit import TokenExchange
 from app.ui.text import redacted
 
 log = logging.getLogger(__name__)
-INPUT_KEY = "tbl:operator_token_input"  # the widget: emptied by its callback, so the token is never resent
+INPUT_KEY = "tbl:operator_token_input"  # the widget: emptied by its callback (a late browser may still resend it)
 UNLOCKED_KEY = "tbl:operator"  # the session's flag: True once the token was accepted (the token is not kept)
 MESSAGE_KEY = "tbl:operator_message"
 SESSION_KEY = "tbl:gate_session"
+# A keyed digest of the last token compared in this session, never the text: a browser that has not drawn the emptied
+# field yet sends the typed text again with its next rerun (a live fragment's), and that is not a new try
+CHECKED_KEY = "tbl:operator_checked"
+DIGEST_KEY = "tbl:operator_digest_key"
 # one per process, not a st.cache_resource: any session may clear Streamlit's caches, and with them the counts
 EXCHANGE = TokenExchange()
 _said: set[str] = set()
@@ -92,12 +98,16 @@ def _exchange() -> None:
     """The token field's callback: empty the field, compare (unless held back), keep only the outcome."""
     typed = st.session_state.get(INPUT_KEY) or ""
     st.session_state[INPUT_KEY] = ""
+    if typed and st.session_state.get(CHECKED_KEY) == _digest(typed):
+        return  # the same text again, resent by the browser: compared already, its answer stands
     st.session_state.pop(MESSAGE_KEY, None)  # the last refusal goes with the next token typed
     token = os.environ.get(TOKEN_ENV) or ""
     if not typed or not token or token_problem(token):
         return
     asking = request()
     outcome = EXCHANGE.exchange(typed, token, _client(asking), _session())
+    if outcome.checked:
+        st.session_state[CHECKED_KEY] = _digest(typed)
     who, host = shown(asking.client) if asking.client else "a loopback client", shown(asking.host or "none")
     if outcome.accepted:
         st.session_state[UNLOCKED_KEY] = True
@@ -105,6 +115,12 @@ def _exchange() -> None:
     else:
         st.session_state[MESSAGE_KEY] = f"Refused: {outcome.reason}."
         log.warning("refused operator token from %s (Host %s): %s", who, host, outcome.reason)
+
+
+def _digest(typed: str) -> str:
+    """Return typed's HMAC under this session's random key (what is kept of a compared token)."""
+    key = st.session_state.setdefault(DIGEST_KEY, secrets.token_bytes(32))
+    return hmac.new(key, typed.encode(), hashlib.sha256).hexdigest()
 
 
 def _client(asking: Request) -> str:

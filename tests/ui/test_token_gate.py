@@ -69,6 +69,34 @@ def test_ten_wrong_tokens_lock_the_gate_even_for_the_right_one(gate, caplog):
     assert "Apply" in buttons(at) and "Start traffic" in buttons(at)
 
 
+def test_a_token_the_browser_sends_again_is_not_a_new_try(gate, caplog):
+    # A browser that has not drawn the emptied field yet sends the typed text again with its next rerun (a live
+    # fragment's). Seen beside a busy host: one wrong token was exchanged three times, and the page then said "not
+    # checked: 1 wrong token lately" instead of "wrong operator token"; past the wait each resend would count.
+    at = open_page("lab_pages/dynamic_batching.py")
+    for _ in range(3):
+        token_field(at).set_value("wrong-guess").run()
+        gate.now += 61  # past every wait: a resend would be compared again
+    errors = [e.value for e in at.sidebar.error]
+    assert errors == ["Refused: wrong operator token; 1 wrong token lately: wait 1 s before the next try."], errors
+    assert sum("refused operator token" in r.getMessage() for r in caplog.records) == 1
+    token_field(at).set_value("another-wrong-guess").run()  # a new text is a new try: the second wrong token
+    errors = [e.value for e in at.sidebar.error]
+    assert errors == ["Refused: wrong operator token; 2 wrong tokens lately: wait 2 s before the next try."], errors
+    assert "another-wrong-guess" not in repr(dict(at.session_state)) and "wrong-guess" not in repr(
+        dict(at.session_state))  # the page keeps a keyed digest of the text compared, not the text
+
+
+def test_a_token_held_back_by_the_wait_is_compared_when_sent_after_it(gate):
+    at = open_page("lab_pages/dynamic_batching.py")
+    token_field(at).set_value("wrong-guess").run()
+    token_field(at).set_value(TOKEN).run()  # within the 1 s wait: not compared, so not remembered as compared
+    assert "Apply" not in buttons(at)
+    gate.now += 2
+    token_field(at).set_value(TOKEN).run()
+    assert "Apply" in buttons(at)
+
+
 def test_a_fast_second_try_is_not_even_compared(gate):
     at = open_page("lab_pages/dynamic_batching.py")
     token_field(at).set_value("wrong-guess").run()
