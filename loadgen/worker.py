@@ -4,6 +4,7 @@ The dashboard's LoadController starts one worker and keeps it for its runs, so S
 the dashboard's interpreter, cannot disturb the generator's pacing. Commands are JSON lines on the worker's stdin,
 events JSON lines on its stdout:
 
+                                                       <- {"ev": "ready"}  (once, imported and its threads up)
     -> {"op": "start", "url": URL, "spec": {...}}     <- {"ev": "started", "t0_epoch": T}
     -> {"op": "update", "rate": R, "concurrency": C}   <- {"ev": "records", "r": [[field, ...], ...]}  (each flush;
                                                           a failure's detail only when new for its kind, see encode)
@@ -176,6 +177,7 @@ def worker_main() -> int:
         starts.put(None)
 
     threading.Thread(target=read_commands, name="loadgen-commands", daemon=True).start()
+    events.send({"ev": "ready"})  # imported, its threads up: what it runs from here on is a run's
     while (item := starts.get()) is not None:
         loop, run = item
         error = None
@@ -258,6 +260,7 @@ class WorkerProcess:
         self.python = python
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
+        self._ready = threading.Event()  # the current process has said "ready"
         self._run: WorkerRun | None = None
 
     @property
@@ -281,6 +284,12 @@ class WorkerProcess:
         """Start the worker now (it imports while the dashboard starts), so the first run goes out at once."""
         with self._lock:
             self._ensure()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Wait until the worker process has imported and started its threads; False if none runs or it is late."""
+        with self._lock:
+            proc, ready = self._proc, self._ready
+        return proc is not None and ready.wait(timeout_s) and proc.poll() is None
 
     def send(self, command: dict) -> None:
         """Write one command; a worker that has died ends the run with its exit status."""
@@ -317,15 +326,19 @@ class WorkerProcess:
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module (found from cwd), no user text
             [self.python, "-m", "loadgen", "worker"], cwd=ROOT, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1, env=child_environment(network=True))
-        self._proc = proc
-        threading.Thread(target=self._read, args=(proc,), name=f"loadgen-worker-{proc.pid}", daemon=True).start()
+        self._proc, self._ready = proc, threading.Event()
+        threading.Thread(target=self._read, args=(proc, self._ready), name=f"loadgen-worker-{proc.pid}",
+                         daemon=True).start()
 
-    def _read(self, proc: subprocess.Popen) -> None:
+    def _read(self, proc: subprocess.Popen, ready: threading.Event) -> None:
         for line in proc.stdout:
             try:
                 event = json.loads(line)
             except ValueError:
                 log.warning("load worker %d wrote %r", proc.pid, line[:200])
+                continue
+            if event.get("ev") == "ready":
+                ready.set()
                 continue
             run = self._run
             if run is not None and run.proc is proc:

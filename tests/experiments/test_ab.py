@@ -104,6 +104,9 @@ def test_a_comparison_at_concurrency_1000_is_refused_before_any_thread_starts(la
     traffic, runs a trial, starts a generator thread or sends one request."""
     too_many = {**spec_to_dict(LoadSpec(mode=Mode.CLOSED, concurrency=8, model=MODEL, seed=11)), "concurrency": 1000}
     arms = _arms(lab, None, 0)
+    # the lab prestarts its generator process: counted once it has imported (its own threads up, and the thread pools
+    # its libraries start at import); counted earlier, a CI run saw it go from 1 thread to 2 meanwhile
+    assert lab.load.worker.wait_ready(60), "the load generator process did not start"
     threads, ours = _worker_threads(lab), {t.name for t in threading.enumerate()}
     served = model_stats(triton, MODEL)["inference_count"]
     with pytest.raises(ValueError, match=r"concurrency = 1000: concurrency must be between 0 and 256"):

@@ -165,7 +165,8 @@ def test_the_worker_refuses_a_start_outside_the_table_and_keeps_serving():
     done = subprocess.run([sys.executable, "-m", "loadgen", "worker"], input=text, capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    assert [e["ev"] for e in events] == ["end", "end"], (events, done.stderr[-2000:])
+    assert [e["ev"] for e in events] == ["ready", "end", "end"], (events, done.stderr[-2000:])
+    events = events[1:]
     assert events[0]["error"].startswith("load refused: concurrency = 1000: concurrency must be between 0 and 256")
     assert "rate = inf" in events[1]["error"] and done.returncode == 0, events
 

@@ -70,6 +70,24 @@ def test_the_dashboards_runs_go_out_from_one_worker_process_and_its_records_come
         ctl.close()
 
 
+def test_a_prestarted_worker_says_when_it_is_ready_and_a_new_process_says_it_again():
+    worker = WorkerProcess()
+    assert not worker.wait_ready(0.01)  # none started yet
+    try:
+        worker.prestart()
+        assert worker.wait_ready(60), "the worker process never said it was ready"
+        first = worker.pid
+        threads = len(os.listdir(f"/proc/{first}/task"))
+        assert threads >= 3, threads  # main, commands, events (and the pools its libraries start at import)
+        os.kill(first, signal.SIGKILL)  # a process this test started
+        wait_until(lambda: worker.pid is None, 10, "the killed worker to be seen gone")
+        assert not worker.wait_ready(0.01)  # the dead process's "ready" is not the next one's
+        worker.prestart()
+        assert worker.wait_ready(60) and worker.pid not in (None, first)
+    finally:
+        worker.close()
+
+
 def test_a_worker_that_dies_ends_its_run_with_an_error_and_the_next_run_gets_a_new_one(triton, identity):
     ctl = LoadController(triton.url)
     try:
