@@ -162,6 +162,7 @@ def worker_main() -> int:
                 pass
 
     def read_commands() -> None:
+        ready.wait()  # "ready" goes out first: a command already waiting on stdin is answered after it
         for line in sys.stdin:
             if line.strip():
                 try:
@@ -176,8 +177,10 @@ def worker_main() -> int:
                 pass
         starts.put(None)
 
+    ready = threading.Event()
     threading.Thread(target=read_commands, name="loadgen-commands", daemon=True).start()
     events.send({"ev": "ready"})  # imported, its threads up: what it runs from here on is a run's
+    ready.set()
     while (item := starts.get()) is not None:
         loop, run = item
         error = None
