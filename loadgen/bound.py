@@ -26,7 +26,6 @@ class Bound:
         self.max_requests = max_requests if max_requests is not None else math.inf
         self.issued = 0
         self.stopped = False  # a stop, a crash or the all-fail watchdog: nothing more is sent
-        self.expired = False  # the deadline passed: only requests due before it are still sent
         self.closed = asyncio.Event()
         self._shut = False  # no new requests (what `closed` says, readable from any thread)
         self._lock = threading.Lock()
@@ -34,14 +33,14 @@ class Bound:
         self._loop_thread = threading.get_ident()
         self._timer = None
         if duration_s:
-            self._timer = self._loop.call_at(self.deadline, self._time_up)
+            self._timer = self._loop.call_at(self.deadline, self.finish)  # then only what was due before it goes
 
     def take(self) -> bool:
         """Count one more request if the run is still open; return whether it may go."""
         if self._shut:
             return False
-        if self.clock() >= self.deadline:
-            self._time_up()
+        if self.expired:
+            self.finish()
             return False
         with self._lock:
             if self._shut:
@@ -68,13 +67,18 @@ class Bound:
             self.finish()  # the budget is spent; requests already out may still retry
         return True
 
+    @property
+    def expired(self) -> bool:
+        """True once the deadline has passed: only requests due before it still go (retries end by the clock)."""
+        return self.clock() >= self.deadline
+
     def is_open(self) -> bool:
         """Return True while new requests may start."""
-        return not self._shut and self.clock() < self.deadline
+        return not self._shut and not self.expired
 
     def may_retry(self) -> bool:
         """Return True unless the run was stopped or its time is up (a spent budget still allows retries)."""
-        return not self.stopped and self.clock() < self.deadline
+        return not self.stopped and not self.expired
 
     def finish(self) -> None:
         """Grant no new requests; retries of requests already out stay allowed until a stop or the deadline."""
@@ -86,11 +90,6 @@ class Bound:
                 self._loop.call_soon_threadsafe(self.closed.set)
             except RuntimeError:  # the loop closed just now: nobody waits any more
                 pass
-
-    def _time_up(self) -> None:
-        """The deadline passed: grant nothing new but what was due before it (retries end by the clock)."""
-        self.expired = True
-        self.finish()
 
     def close(self) -> None:
         """Stop granting requests and retries."""

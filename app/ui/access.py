@@ -98,7 +98,8 @@ def _exchange() -> None:
     """The token field's callback: empty the field, compare (unless held back), keep only the outcome."""
     typed = st.session_state.get(INPUT_KEY) or ""
     st.session_state[INPUT_KEY] = ""
-    if typed and st.session_state.get(CHECKED_KEY) == _digest(typed):
+    digest = _digest(typed) if typed else None
+    if digest is not None and st.session_state.get(CHECKED_KEY) == digest:
         return  # the same text again, resent by the browser: compared already, its answer stands
     st.session_state.pop(MESSAGE_KEY, None)  # the last refusal goes with the next token typed
     token = os.environ.get(TOKEN_ENV) or ""
@@ -107,7 +108,7 @@ def _exchange() -> None:
     asking = request()
     outcome = EXCHANGE.exchange(typed, token, _client(asking), _session())
     if outcome.checked:
-        st.session_state[CHECKED_KEY] = _digest(typed)
+        st.session_state[CHECKED_KEY] = digest
     who, host = shown(asking.client) if asking.client else "a loopback client", shown(asking.host or "none")
     if outcome.accepted:
         st.session_state[UNLOCKED_KEY] = True
