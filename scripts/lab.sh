@@ -155,7 +155,7 @@ clean_up() {
 
 # Workers of the first pass; of the second, when it runs after the first: the quiet tests' margins hold beside one
 # busy core, and a second quiet test is that core (tests/conftest.py QUIET) on a host as quick as ours; on a slower
-# one (scripts/host_speed.py) each runs alone. Beside the first pass each runs alone.
+# one (scripts/host_speed.py) each runs alone. Beside the first pass each runs alone (tests/quiet_lane.py).
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 
 run_passes() {
@@ -169,17 +169,23 @@ run_passes() {
     echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
     .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet || rc=$((rc ? rc : $?))
   else
-    # one quiet test at a time: beside the first pass's start (four servers, two browsers) and a second quiet test,
-    # the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03)
-    quiet=${TBL_QUIET_WORKERS:-1}
+    # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
+    # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); once it ends,
+    # as many at once as in a pass of their own
+    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
-    echo "== both passes at once: the quiet tests (timing of a live system) on $quiet workers, their report below" \
-      "when both end; every other test on $TEST_WORKERS workers in the low-weight cgroup $PASS_CGROUP"
-    .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet >"$log" 2>&1 &
+    running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
+    echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers once" \
+      "the first pass ends, their report below when both end; every other test on $TEST_WORKERS workers in the" \
+      "low-weight cgroup $PASS_CGROUP"
+    TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet >"$log" 2>&1 &
     quiet_pid=$!
     (in_pass_cgroup .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet") || rc=$?
+    rm -f "$running"
+    echo "== the first pass ended at $(date +%T); the quiet tests go on at once"
     wait "$quiet_pid" || rc=$((rc ? rc : $?))
-    echo "== the quiet pass"
+    rm -f "$running".*
+    echo "== the quiet pass (ended $(date +%T))"
     cat "$log"
     rm -f "$log"
   fi

@@ -20,6 +20,7 @@ from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
 from tests.helpers import copy_of_the_lab_repository, descendants
+from tests.quiet_lane import alone_while_the_first_pass_runs
 
 
 @dataclass
@@ -383,3 +384,12 @@ def pytest_collection_modifyitems(config, items):
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
     # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone
     items.sort(key=lambda item: not long[item.nodeid])
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """A quiet test runs alone while the first pass runs beside the quiet pass (tests/quiet_lane.py): its setup (the
+    worker's server, a module's lab), call and teardown."""
+    flag = os.environ.get("TBL_FIRST_PASS_RUNNING") if item.get_closest_marker("quiet") else None
+    with alone_while_the_first_pass_runs(flag):
+        yield

@@ -1,0 +1,79 @@
+"""One quiet test at a time while the first pass runs beside the quiet pass; as many as its workers once it ends.
+
+scripts/lab.sh runs the quiet pass on the workers scripts/host_speed.py allows two quiet tests at once (on a host as
+quick as ours, 2) and, while the first pass runs beside it, names in TBL_FIRST_PASS_RUNNING a file that exists until
+the first pass ends. While it exists, a quiet test runs only holding an exclusive lock on FILE.lock, taken in turns:
+a worker that held it last lets a waiting one go first, so both workers' queues go down together and neither is left
+with a long queue for the end. Once the file is gone the workers run at once (docs/MEASUREMENTS.md#the-test-suite:
+alone, the quiet tests kept the two cores 80-95 % idle for the last 4.7 minutes of the run).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+POLL_S = 0.2
+FRESH_S = 5.0  # a waiting mark older than this is a worker that stopped waiting (killed): not let go first
+
+
+@contextmanager
+def alone_while_the_first_pass_runs(flag: str | None, me: str | None = None) -> Iterator[None]:
+    """Hold the quiet lane's lock for the body while `flag` (a path) exists; no lock without a flag or once it goes."""
+    if not flag:
+        yield
+        return
+    me = me or f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
+    running = Path(flag)
+    waiting = _sibling(running, f"waiting.{me}")
+    last = _sibling(running, "last")
+    try:
+        with open(_sibling(running, "lock"), "a") as lock:
+            while running.exists():
+                waiting.touch()
+                if _take(lock):
+                    if _read(last) == me and _others_waiting(running, me):
+                        fcntl.flock(lock, fcntl.LOCK_UN)  # their turn: held last, someone is waiting
+                    else:
+                        last.write_text(me)
+                        break
+                time.sleep(POLL_S)
+            waiting.unlink(missing_ok=True)
+            yield
+    finally:
+        waiting.unlink(missing_ok=True)
+
+
+def _sibling(flag: Path, suffix: str) -> Path:
+    return flag.with_name(f"{flag.name}.{suffix}")
+
+
+def _take(lock) -> bool:
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
+def _others_waiting(flag: Path, me: str) -> bool:
+    now = time.time()
+    for mark in flag.parent.glob(f"{flag.name}.waiting.*"):
+        try:
+            fresh = now - mark.stat().st_mtime < FRESH_S
+        except FileNotFoundError:
+            continue
+        if fresh and mark.name != f"{flag.name}.waiting.{me}":
+            return True
+    return False
+
