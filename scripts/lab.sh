@@ -161,9 +161,10 @@ TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 run_passes() {
   # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run. With
   # a cgroup of low weight they run at once: the quiet pass in the open, the first pass in the cgroup.
-  local rc=0 quiet log quiet_pid
+  local rc=0 log quiet_pid running
+  # quiet tests at once in a pass of their own (after the first pass, or once it ends): host_speed.py's answer
+  local quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
   if [ -z "$PASS_CGROUP" ]; then
-    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
     echo "== pass 1 of 2: every test not marked quiet, on $TEST_WORKERS workers"
     .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet" || rc=$?
     echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
@@ -172,7 +173,6 @@ run_passes() {
     # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
     # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); once it ends,
     # as many at once as in a pass of their own
-    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
     running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
     echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers once" \

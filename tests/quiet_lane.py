@@ -30,8 +30,8 @@ def alone_while_the_first_pass_runs(flag: str | None, me: str | None = None) -> 
     running = Path(flag)
     waiting = _sibling(running, f"waiting.{me}")
     last = _sibling(running, "last")
-    try:
-        with open(_sibling(running, "lock"), "a") as lock:
+    with open(_sibling(running, "lock"), "a") as lock:
+        try:
             while running.exists():
                 waiting.touch()
                 if _take(lock):
@@ -41,10 +41,9 @@ def alone_while_the_first_pass_runs(flag: str | None, me: str | None = None) -> 
                         last.write_text(me)
                         break
                 time.sleep(POLL_S)
+        finally:
             waiting.unlink(missing_ok=True)
-            yield
-    finally:
-        waiting.unlink(missing_ok=True)
+        yield
 
 
 def _sibling(flag: Path, suffix: str) -> Path:
@@ -76,4 +75,3 @@ def _others_waiting(flag: Path, me: str) -> bool:
         if fresh and mark.name != f"{flag.name}.waiting.{me}":
             return True
     return False
-
