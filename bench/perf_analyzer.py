@@ -21,8 +21,7 @@ def ensure_perf_analyzer(cache: Path) -> tuple[Path, dict]:
     if not binary.exists():
         wheel = _download_wheel(cache)
         with zipfile.ZipFile(wheel) as archive:
-            binary.write_bytes(archive.read(MEMBER))
-        binary.chmod(0o755)
+            _replace(binary, lambda tmp: (tmp.write_bytes(archive.read(MEMBER)), tmp.chmod(0o755)))
     libs = cache / "libs"
     libs.mkdir(exist_ok=True)
     for name, pattern in LIBS.items():
@@ -30,12 +29,21 @@ def ensure_perf_analyzer(cache: Path) -> tuple[Path, dict]:
         if not matches:
             raise FileNotFoundError(f"no {pattern} in {library_dir()}: is nvidia-pytriton installed?")
         link = libs / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(matches[0])
+        if not (link.is_symlink() and os.readlink(link) == str(matches[0])):
+            _replace(link, lambda tmp, target=matches[0]: tmp.symlink_to(target))
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(libs), env.get("LD_LIBRARY_PATH")]))
     return binary, env
+
+
+def _replace(path: Path, make) -> None:
+    """Make a file beside `path` with make(tmp), then rename it over `path`: a process running perf_analyzer meanwhile
+    (a test worker that linked the libraries earlier) never finds the file or a library missing (2026-12-04: one
+    unlinked the links again while another's perf_analyzer started — "libb64.so.0d: cannot open shared object")."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    make(tmp)
+    os.replace(tmp, path)
 
 
 def _download_wheel(cache: Path) -> Path:
