@@ -155,29 +155,31 @@ clean_up() {
 
 # Workers of the first pass; of the second, when it runs after the first: the quiet tests' margins hold beside one
 # busy core, and a second quiet test is that core (tests/conftest.py QUIET) on a host as quick as ours; on a slower
-# one (scripts/host_speed.py) each runs alone. Beside the first pass each runs alone (tests/quiet_lane.py).
+# one (scripts/host_speed.py) each runs alone. Beside the first pass two at a time or one alone (tests/quiet_lane.py),
+# three at once after it.
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 
 run_passes() {
   # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run. With
   # a cgroup of low weight they run at once: the quiet pass in the open, the first pass in the cgroup.
-  local rc=0 log quiet_pid running
+  local rc=0 log quiet_pid running quiet
   # quiet tests at once in a pass of their own (after the first pass, or once it ends): host_speed.py's answer
-  local quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
   if [ -z "$PASS_CGROUP" ]; then
+    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
     echo "== pass 1 of 2: every test not marked quiet, on $TEST_WORKERS workers"
     .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet" || rc=$?
     echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
     .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet || rc=$((rc ? rc : $?))
   else
-    # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
-    # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); once it ends,
-    # as many at once as in a pass of their own
+    # two quiet tests at a time beside the first pass, or one that needs the lane alone (tests/quiet_lane.py: beside
+    # its start and a second quiet test the 20 ms A/B's p99 spiked to 112 ms in a trial, 2026-12-03); once it ends,
+    # three at once on a quick host (host_speed.py --at-once)
+    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
     running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
-    echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers once" \
-      "the first pass ends, their report below when both end; every other test on $TEST_WORKERS workers in the" \
-      "low-weight cgroup $PASS_CGROUP"
+    echo "== both passes at once: the quiet tests (timing of a live system) two at a time or one alone, on $quiet" \
+      "workers once the first pass ends, their report below when both end; every other test on $TEST_WORKERS" \
+      "workers in the low-weight cgroup $PASS_CGROUP"
     TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet >"$log" 2>&1 &
     quiet_pid=$!
     (in_pass_cgroup .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet") || rc=$?

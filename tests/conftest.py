@@ -20,7 +20,7 @@ from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
 from tests.helpers import copy_of_the_lab_repository, descendants
-from tests.quiet_lane import alone_while_the_first_pass_runs
+from tests.quiet_lane import in_the_quiet_lane
 
 
 @dataclass
@@ -246,6 +246,17 @@ QUIET = (
     "crowd",
     "tests/experiments/test_trace_sweep.py::test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace",
 )
+# Quiet tests that run alone while the first pass runs (tests/quiet_lane.py; the others two at once, as after it):
+# the 20 ms A/B's p99 spiked to 112 ms in a trial beside the first pass's start and a second quiet test, and the
+# guided scenarios' tail claims (`patterns`: p99 fixed / before 0.76 where <= 0.75 is claimed) missed beside another
+# quiet scenario and the first pass's Locust and fleet tests (docs/MEASUREMENTS.md#the-test-suite). Handed out after
+# the others, so that as few as may be run alone: what is left when the first pass ends runs two at once.
+QUIET_ALONE = (
+    "tests/experiments/test_ab.py::test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes_zero",
+    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim",
+    "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json",
+    "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict",
+)
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
@@ -382,14 +393,15 @@ def pytest_collection_modifyitems(config, items):
         if group and group.startswith("chromium") and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
-    # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone
-    items.sort(key=lambda item: not long[item.nodeid])
+    # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone;
+    # the quiet tests that run alone beside the first pass after the others (QUIET_ALONE)
+    items.sort(key=lambda item: (not long[item.nodeid], _under(item.nodeid, QUIET_ALONE)))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A quiet test runs alone while the first pass runs beside the quiet pass (tests/quiet_lane.py): its setup (the
-    worker's server, a module's lab), call and teardown."""
+    """A quiet test runs in the quiet lane while the first pass runs beside the quiet pass (tests/quiet_lane.py): two
+    at once, or alone (QUIET_ALONE); its setup (the worker's server, a module's lab), call and teardown."""
     flag = os.environ.get("TBL_FIRST_PASS_RUNNING") if item.get_closest_marker("quiet") else None
-    with alone_while_the_first_pass_runs(flag):
+    with in_the_quiet_lane(flag, alone=_under(item.nodeid, QUIET_ALONE)):
         yield
