@@ -3,13 +3,17 @@
 scripts/lab.sh runs the quiet pass on the workers scripts/host_speed.py allows (on a host as quick as ours, three
 where both passes run at once) and, while the first pass runs beside it in its low-weight cgroup, names in
 TBL_FIRST_PASS_RUNNING a file that exists until the first pass ends. While it exists a quiet test runs only holding
-the lane: FILE.lock shared and one of WIDTH slot files for most (two at once, as in a pass of their own), FILE.lock
-exclusive for those whose claim failed beside another quiet test and the first pass (tests/conftest.py QUIET_ALONE:
-the 20 ms A/B's p99 spiked to 112 ms in a trial, the `patterns` scenario's tail missed its bound). The lane is
-granted first come, first served — a worker waits while another has waited longer — so a test that needs it alone
-is not passed over by its neighbour's next shared test, and workers take turns (none is left with a long queue for
-the end). Once the file is gone the workers run at once (docs/MEASUREMENTS.md#the-test-suite: after the first pass
-two quiet tests left the cores 65-90 % idle).
+the lane (tests/conftest.py says which test takes it how):
+- SHARED, most: FILE.lock shared and one of WIDTH slot files (two at once, as in a pass of their own);
+- ALONE: FILE.lock exclusive — the 20 ms A/B, whose p99 spiked to 112 ms in a trial beside the first pass's start and
+  a second quiet test;
+- AFTER: no lock; it waits until the first pass has ended — the guided scenarios' tail claims: `patterns` missed its
+  bound beside another quiet scenario and the first pass (2026-12-04, morning), and alone in the lane beside the
+  first pass's last minute (its servers starting and stopping) too (docs/MEASUREMENTS.md#the-test-suite).
+The lane is granted first come, first served — a worker waits while another has waited longer — so a test that
+needs it alone is not passed over by its neighbour's next shared test, and workers take turns (none is left with a
+long queue for the end). Once the file is gone the workers run at once (after the first pass two quiet tests left
+the cores 65-90 % idle).
 """
 from __future__ import annotations
 
@@ -25,9 +29,12 @@ WIDTH = 2  # quiet tests at once beside the first pass (the quiet pass may have 
 FRESH_S = 5.0  # a waiting mark not refreshed for this long is a worker that stopped waiting (killed): not in line
 
 
+SHARED, ALONE, AFTER = "shared", "alone", "after"
+
+
 @contextmanager
-def in_the_quiet_lane(flag: str | None, alone: bool, me: str | None = None) -> Iterator[None]:
-    """Hold the quiet lane's lock for the body while `flag` (a path) exists: exclusive when `alone`, else shared.
+def in_the_quiet_lane(flag: str | None, kind: str, me: str | None = None) -> Iterator[None]:
+    """Run the body in the quiet lane while `flag` (a path) exists, as `kind` says (SHARED, ALONE or AFTER).
 
     No lock without a flag or once it goes; a lock taken is held until the body ends."""
     if not flag:
@@ -35,6 +42,12 @@ def in_the_quiet_lane(flag: str | None, alone: bool, me: str | None = None) -> I
         return
     me = me or f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}"
     running = Path(flag)
+    if kind == AFTER:  # not in line: a worker waiting for the end would hold back every test behind it
+        while running.exists():
+            time.sleep(POLL_S)
+        yield
+        return
+    alone = kind == ALONE
     since = time.time()
     with ExitStack() as held:
         lock = held.enter_context(open(_sibling(running, "lock"), "a"))

@@ -1,21 +1,23 @@
-"""The quiet lane while the first pass runs: two quiet tests at once, or one alone, first come first served; at once
-after it (threads stand for the quiet workers: each opens the lock file itself, so flock holds between them as
-between processes)."""
+"""The quiet lane while the first pass runs: two quiet tests at once, or one alone, first come first served, or one
+that waits for its end; at once after it (threads stand for the quiet workers: each opens the lock file itself, so
+flock holds between them as between processes).
+"""
 from __future__ import annotations
 
 import os
 import threading
 import time
 
-from tests.quiet_lane import in_the_quiet_lane
+from tests.quiet_lane import AFTER, ALONE, SHARED, in_the_quiet_lane
 
 
 class Lane:
     """Workers each running `tests` bodies of `body_s` under the lane (alone, or shared where `shared` names the
     worker); records who ran when, how many at once, and whether a test that runs alone ever had company."""
 
-    def __init__(self, flag, tests: int = 4, body_s: float = 0.15, shared: frozenset[str] = frozenset()):
-        self.flag, self.tests, self.body_s, self.shared = flag, tests, body_s, shared
+    def __init__(self, flag, tests: int = 4, body_s: float = 0.15, shared: frozenset[str] = frozenset(),
+                 after: frozenset[str] = frozenset()):
+        self.flag, self.tests, self.body_s, self.shared, self.after = flag, tests, body_s, shared, after
         self.inside: set[str] = set()
         self.most_at_once = 0
         self.alone_with_company = 0
@@ -23,9 +25,9 @@ class Lane:
         self.lock = threading.Lock()
 
     def worker(self, name: str, tests: int | None = None) -> None:
-        alone = name not in self.shared
+        kind = SHARED if name in self.shared else AFTER if name in self.after else ALONE
         for _ in range(self.tests if tests is None else tests):
-            with in_the_quiet_lane(str(self.flag) if self.flag else None, alone, name):
+            with in_the_quiet_lane(str(self.flag) if self.flag else None, kind, name):
                 with self.lock:
                     self.inside.add(name)
                     self.most_at_once = max(self.most_at_once, len(self.inside))
@@ -125,3 +127,21 @@ def test_a_third_worker_waits_while_two_shared_tests_run(tmp_path):
     lane = Lane(flag, tests=3, body_s=0.4, shared=frozenset({"gw0", "gw1", "gw2"}))
     lane.run("gw0", "gw1", "gw2")
     assert lane.most_at_once == 2 and sorted(lane.order) == ["gw0"] * 3 + ["gw1"] * 3 + ["gw2"] * 3, lane.order
+
+
+def test_a_test_that_waits_for_the_end_of_the_first_pass_starts_after_it_and_holds_no_one_back(tmp_path):
+    flag = tmp_path / "running"
+    flag.touch()
+    lane = Lane(flag, tests=1, body_s=0.2, after=frozenset({"gw0"}))
+    ended = threading.Timer(1.5, flag.unlink)
+    ended.start()
+    started = time.monotonic()
+    first = threading.Thread(target=lane.worker, args=("gw0",))
+    first.start()
+    time.sleep(0.3)  # gw0 waits for the end; gw1's tests come after it and go on at once
+    lane.worker("gw1", 3)
+    gw1_done = time.monotonic() - started
+    first.join(10)
+    ended.join()
+    assert lane.order == ["gw1"] * 3 + ["gw0"], lane.order
+    assert gw1_done < 1.5, gw1_done  # not held back by a worker waiting for the end

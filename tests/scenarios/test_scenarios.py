@@ -21,7 +21,7 @@ CLI_SCENARIO = "stateful"  # its claim is checked through the CLI below (one run
 
 def _longest_first(names: set[str]) -> list[str]:
     """The scenarios by their phases' planned seconds, longest first: handed out in this order after the other quiet
-    tests (tests/conftest.py QUIET_ALONE), the short ones even out the workers' ends."""
+    tests (tests/conftest.py QUIET_LANE), the short ones even out the workers' ends."""
     return sorted(names, key=lambda name: (-sum(p.seconds for p in SCENARIOS[name].phases(False)), name))
 
 
