@@ -4,8 +4,8 @@ The quiet tests' margins (tests/conftest.py QUIET) were measured two at a time o
 LOOP below in 0.17-0.19 s. On a host that gives the suite about half of that (a slower or shared host; a 1.1-CPU
 cgroup quota on one of ours: 0.25-0.30 s) a quiet test beside another failed three claims in a run (an A/B
 interval, two scenarios' ratios; docs/MEASUREMENTS.md#the-test-suite): there each quiet test runs alone.
-`--at-once`: the count where both passes run at once on an idle host, three on a quick one (two at most beside the
-first pass, tests/quiet_lane.py; three once it ends). Prints the worker count on stdout and what was measured on
+`--at-once`: the count where both passes run at once on an idle host, three on a quick one (one at a time beside
+the first pass, tests/quiet_lane.py; three once it ends). Prints the worker count on stdout and what was measured on
 stderr.
 
 `--busy` prints instead the share of both cores that was busy over a second (/proc/stat), measured before the passes
@@ -66,7 +66,7 @@ def quiet_workers(seconds: float, at_once: bool = False) -> int:
     """Return how many quiet tests run at once on a host whose two cores spin in `seconds`: on a quick host two, and
     three once the first pass has ended where both passes run at once (an otherwise idle host: after the first pass
     two quiet tests left the cores 65-90 % idle, and three at once kept every claim, docs/MEASUREMENTS.md); beside
-    the first pass tests/quiet_lane.py lets two in at most."""
+    the first pass tests/quiet_lane.py lets one in at a time."""
     if seconds > QUICK_S:
         return 1
     return 3 if at_once else 2

@@ -155,8 +155,8 @@ clean_up() {
 
 # Workers of the first pass; of the second, when it runs after the first: the quiet tests' margins hold beside one
 # busy core, and a second quiet test is that core (tests/conftest.py QUIET) on a host as quick as ours; on a slower
-# one (scripts/host_speed.py) each runs alone. Beside the first pass two at a time, or alone, or after it
-# (tests/quiet_lane.py); three at once after it.
+# one (scripts/host_speed.py) each runs alone. Beside the first pass one at a time (tests/quiet_lane.py), three at
+# once after it.
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 
 run_passes() {
@@ -171,15 +171,15 @@ run_passes() {
     echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
     .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet || rc=$((rc ? rc : $?))
   else
-    # two quiet tests at a time beside the first pass, one that needs the lane alone, or after it (tests/quiet_lane.py:
-    # the 20 ms A/B's p99 spiked to 112 ms in a trial beside its start and a second quiet test, 2026-12-03; a guided
-    # scenario's tail missed even alone beside it, 2026-12-04); once it ends, three at once on a quick host
-    # (host_speed.py --at-once)
+    # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
+    # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); two at once
+    # beside it failed a scenario's tail and a sweep's operating point (2026-12-04); once it ends, three at once on a
+    # quick host (host_speed.py --at-once: the cores were 65-90 % idle with two)
     quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
     running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
-    echo "== both passes at once: the quiet tests (timing of a live system) two at a time (a few alone or after)," \
-      "on $quiet workers once the first pass ends, their report below when both end; every other test on" \
+    echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers" \
+      "once the first pass ends, their report below when both end; every other test on" \
       "$TEST_WORKERS workers in the low-weight cgroup $PASS_CGROUP"
     TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet >"$log" 2>&1 &
     quiet_pid=$!

@@ -20,7 +20,7 @@ from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
 from tests.helpers import copy_of_the_lab_repository, descendants
-from tests.quiet_lane import AFTER, ALONE, SHARED, in_the_quiet_lane
+from tests.quiet_lane import alone_while_the_first_pass_runs
 
 
 @dataclass
@@ -246,18 +246,6 @@ QUIET = (
     "crowd",
     "tests/experiments/test_trace_sweep.py::test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace",
 )
-# How a quiet test takes the quiet lane while the first pass runs (tests/quiet_lane.py; the others SHARED, two at
-# once, as after it): ALONE, the 20 ms A/B (its p99 spiked to 112 ms in a trial beside the first pass's start and a
-# second quiet test); AFTER the first pass, the guided scenarios' tail claims (`patterns`: p99 fixed / before 0.76
-# beside another quiet scenario and the first pass, 0.90 alone beside its last minute, where <= 0.75 is claimed;
-# docs/MEASUREMENTS.md#the-test-suite). Handed out after the SHARED ones: as few as may wait or run alone.
-QUIET_LANE = {
-    "tests/experiments/test_ab.py::test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes_zero":
-        ALONE,
-    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim": AFTER,
-    "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json": AFTER,
-    "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict": AFTER,
-}
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
@@ -353,11 +341,6 @@ def _under(nodeid: str, prefixes) -> bool:
     return any(nodeid.startswith(p) and nodeid[len(p):len(p) + 1] in ("", ":", "[") for p in prefixes)
 
 
-def _quiet_lane(nodeid: str) -> str:
-    """Return how a quiet test takes the quiet lane beside the first pass: QUIET_LANE's word for it, else SHARED."""
-    return next((kind for prefix, kind in QUIET_LANE.items() if _under(nodeid, (prefix,))), SHARED)
-
-
 def _lane(nodeid: str) -> str:
     """Return the Chromium lane of a test: the first entry of BROWSER_LANES naming it (a test before its module)."""
     return next((lane for prefix, lane in BROWSER_LANES.items() if _under(nodeid, (prefix,))), BROWSER_GROUP)
@@ -399,16 +382,14 @@ def pytest_collection_modifyitems(config, items):
         if group and group.startswith("chromium") and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
-    # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone;
-    # the quiet tests that run alone beside the first pass, then those that wait for its end, after the others
-    order = (SHARED, ALONE, AFTER)
-    items.sort(key=lambda item: (not long[item.nodeid], order.index(_quiet_lane(item.nodeid))))
+    # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone
+    items.sort(key=lambda item: not long[item.nodeid])
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A quiet test runs in the quiet lane while the first pass runs beside the quiet pass (tests/quiet_lane.py): two
-    at once, alone or after it (QUIET_LANE); its setup (the worker's server, a module's lab), call and teardown."""
+    """A quiet test runs alone while the first pass runs beside the quiet pass (tests/quiet_lane.py): its setup (the
+    worker's server, a module's lab), call and teardown."""
     flag = os.environ.get("TBL_FIRST_PASS_RUNNING") if item.get_closest_marker("quiet") else None
-    with in_the_quiet_lane(flag, _quiet_lane(item.nodeid)):
+    with alone_while_the_first_pass_runs(flag):
         yield

@@ -53,19 +53,3 @@ def test_a_groups_tests_run_on_one_worker_whether_marked_in_code_or_added_at_col
         workers[name].add(worker)
     assert set(workers) == {"test_added", "test_marked", "test_free"}, run.stdout[-3000:]
     assert len(workers["test_added"]) == 1 and len(workers["test_marked"]) == 1, (dict(workers), run.stdout[-3000:])
-
-
-def test_the_quiet_tests_named_in_the_lane_exist_and_are_handed_out_after_the_others():
-    """tests/conftest.py QUIET_LANE names quiet tests (a name that matched none would leave a claim unguarded beside
-    the first pass) and sorts them after the quiet tests that share the lane, those that wait for its end last."""
-    from tests.conftest import QUIET_LANE, _quiet_lane, _under  # noqa: PLC0415
-    from tests.quiet_lane import AFTER, ALONE, SHARED  # noqa: PLC0415
-
-    files = sorted({prefix.split("::")[0] for prefix in QUIET_LANE} | {"tests/models/test_gpu_sim.py"})
-    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "quiet", *files],
-                         capture_output=True, text=True, timeout=120, check=False)
-    ids = [line for line in run.stdout.splitlines() if "::" in line]
-    assert run.returncode == 0 and ids, run.stdout[-3000:] + run.stderr[-3000:]
-    assert all(any(_under(nodeid, (prefix,)) for nodeid in ids) for prefix in QUIET_LANE), ids
-    kinds = [(SHARED, ALONE, AFTER).index(_quiet_lane(nodeid)) for nodeid in ids]
-    assert kinds == sorted(kinds) and set(kinds) == {0, 1, 2}, list(zip(kinds, ids))

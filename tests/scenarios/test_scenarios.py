@@ -19,13 +19,7 @@ from app.scenarios.runner import caution, phase_table, run_scenario
 CLI_SCENARIO = "stateful"  # its claim is checked through the CLI below (one run of it, not two: ~17 s of CI)
 
 
-def _longest_first(names: set[str]) -> list[str]:
-    """The scenarios by their phases' planned seconds, longest first: handed out in this order after the other quiet
-    tests (tests/conftest.py QUIET_LANE), the short ones even out the workers' ends."""
-    return sorted(names, key=lambda name: (-sum(p.seconds for p in SCENARIOS[name].phases(False)), name))
-
-
-@pytest.mark.parametrize("name", _longest_first(set(SCENARIOS) - {CLI_SCENARIO}))
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - {CLI_SCENARIO}))
 def test_the_scenario_reproduces_its_claim(name, gpu_sim_lab, restore_model):
     scenario = SCENARIOS[name]
     restore_model(scenario.model)
@@ -114,8 +108,8 @@ def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
     figures = {name: PhaseFigures(client={"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}})
                for name, (rps, good, p99) in rows.items()}
     space = SearchSpace("m", instances=(1, 2, 3), loads=(8.0,), p99_budget_ms=30.0)
-    points = [Point(Choice(instances=i + 1), 8.0,
-                    figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}}})
+    points = [Point(Choice(instances=i + 1), 8.0, figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": good,
+                                                                              "p99_ms": p99}}})
               for i, (rps, good, p99) in enumerate(rows.values())]
     picked = sweep_point(space, points)
     assert operating_point(figures, 30.0) == "slower, in time", figures
