@@ -155,7 +155,7 @@ clean_up() {
 
 # Workers of the first pass; of the second, when it runs after the first: the quiet tests' margins hold beside one
 # busy core, and a second quiet test is that core (tests/conftest.py QUIET) on a host as quick as ours; on a slower
-# one (scripts/host_speed.py) each runs alone. Beside the first pass one at a time (tests/quiet_lane.py), three at
+# one (scripts/host_speed.py) each runs alone. Beside the first pass one at a time (tests/quiet_lane.py), four at
 # once after it.
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 
@@ -173,7 +173,7 @@ run_passes() {
   else
     # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
     # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); two at once
-    # beside it failed a scenario's tail and a sweep's operating point (2026-12-04); once it ends, three at once on a
+    # beside it failed a scenario's tail and a sweep's operating point (2026-12-04); once it ends, four at once on a
     # quick host (host_speed.py --at-once: the cores were 65-90 % idle with two)
     quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")

@@ -30,7 +30,7 @@ from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
 from app.server.embedded import MODEL_FAULTS_SHOWN, endpoint_at, wait_ready
 from app.server.endpoint import Endpoint
-from app.server.errors import ServerStartError
+from app.server.errors import ServerStartError, start_with_one_more_try
 from app.server.ports import choose_ports
 from app.server.repository import model_names
 
@@ -217,9 +217,13 @@ class DockerServer:
                 if c is not None else f"Docker ({what}): no container")
 
     def start(self) -> Endpoint:
-        """Start the container and block until /v2/health/ready answers 200 and its metrics port answers."""
+        """Start the container and block until /v2/health/ready answers 200 and its metrics port answers; a container
+        whose Python backend aborted at start (errors.PYTHON_BACKEND_ABORT) is started once more."""
         if self.running():
             return self.endpoint
+        return start_with_one_more_try(self._start_container, "the Triton container")
+
+    def _start_container(self) -> Endpoint:
         opts = self.options
         ports = choose_ports((opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
         name = opts.name or f"tbl-triton-{ports[0]}"

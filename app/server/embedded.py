@@ -16,7 +16,7 @@ from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
 from app.server.endpoint import Endpoint
-from app.server.errors import ServerStartError
+from app.server.errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
 from app.server.server_process import listener_pid
@@ -58,9 +58,13 @@ class EmbeddedServer:
 
         Ports are chosen free seconds before tritonserver binds them (after it has loaded its models), so another
         process may take one meanwhile: a ready answer counts only from our own process, and a server that finds
-        a port taken is started again on other free ports (at most PORT_TRIES times)."""
+        a port taken is started again on other free ports (at most PORT_TRIES times); a start that Triton's Python
+        backend aborted (errors.PYTHON_BACKEND_ABORT) is made once more."""
         if self.running():
             return self.endpoint
+        return start_with_one_more_try(self._start_on_free_ports, "tritonserver")
+
+    def _start_on_free_ports(self) -> Endpoint:
         preferred = (self.options.http_port, self.options.grpc_port, self.options.metrics_port)
         for attempt in range(PORT_TRIES):
             try:

@@ -14,6 +14,7 @@ import pytest
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.embedded import endpoint_at, group_alive, wait_ready
 from app.server.endpoint import Endpoint
+from app.server.errors import start_with_one_more_try
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
 
@@ -66,7 +67,13 @@ class HandStartedServer:
 
 
 def start_by_hand(repo: Path, base: Path, *mode_args: str, ready_timeout_s: float = 120.0) -> HandStartedServer:
-    """Start the wheel's tritonserver on repo with mode_args (e.g. --model-control-mode=poll) on free ports."""
+    """Start the wheel's tritonserver on repo with mode_args (e.g. --model-control-mode=poll) on free ports; once
+    more (on other ports) when its Python backend aborted, as the lab's own servers do (errors.PYTHON_BACKEND_ABORT)."""
+    return start_with_one_more_try(lambda: _start_by_hand(repo, base, mode_args, ready_timeout_s),
+                                   "a hand-started tritonserver")
+
+
+def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_timeout_s: float) -> HandStartedServer:
     http, grpc, metrics = choose_ports((None, None, None))
     backends = prepare_backends(base / "backends")
     argv = (

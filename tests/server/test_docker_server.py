@@ -89,6 +89,64 @@ def test_a_numpy_the_stub_cannot_serve_stops_the_lab_image_before_docker_is_aske
     assert server.container is None and not server.running()
 
 
+def test_a_container_whose_python_backend_aborted_is_started_once_more(monkeypatch):
+    """The abort of Triton's Python backend on a starved host (seen in a container on this 2-core machine) ends the
+    first container; a second one is started, and only a second such end is raised."""
+    import docker  # noqa: PLC0415
+
+    import app.server.docker_server as docker_server  # noqa: PLC0415
+
+    abort = "the Triton container stopped.\nterminate called after throwing an instance of " \
+            "'boost::interprocess::lock_exception'"
+    events: list[str] = []
+
+    class Container:
+        def __init__(self, name):
+            self.name, self.status = name, "running"
+
+        def reload(self):
+            pass
+
+        def stop(self, timeout):
+            events.append(f"stop {self.name}")
+
+        def remove(self, force):
+            self.status = "removed"
+
+    class Client:
+        class images:  # noqa: N801 - the docker client's attribute
+            get = staticmethod(lambda image: object())
+
+        class containers:  # noqa: N801
+            @staticmethod
+            def get(name):
+                raise docker.errors.NotFound(name)
+
+            @staticmethod
+            def run(**kwargs):
+                events.append(f"run {kwargs['name']}")
+                return Container(kwargs["name"])
+
+    for outcomes, raised in (([abort], False), ([abort, abort], True)):
+        events.clear()
+        left = list(outcomes)
+
+        def ready(*args, left=left, **kwargs):
+            if left:
+                raise ServerStartError(left.pop(0))
+
+        monkeypatch.setattr(docker_server, "wait_ready", ready)
+        server = DockerServer(DockerOptions(http_port=None, grpc_port=None, metrics_port=None), client=Client())
+        if raised:
+            with pytest.raises(ServerStartError, match="lock_exception"):
+                server.start()
+        else:
+            server.start()
+        runs = [e for e in events if e.startswith("run")]
+        assert len(runs) == 2 and len([e for e in events if e.startswith("stop")]) == len(outcomes), events
+        assert server.running() != raised, events
+        server.stop()
+
 def test_the_local_image_is_an_empty_root_with_a_writable_tmp():
     with tarfile.open(fileobj=io.BytesIO(local_image_tar())) as tar:
         members = {m.name: m for m in tar.getmembers()}

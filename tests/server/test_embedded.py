@@ -190,3 +190,59 @@ def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_server(tmp_pat
     finally:
         server.stop()
         squatter.shutdown()
+
+
+
+def _stand_in(tmp_path, aborts: int, then: str) -> tuple:
+    """A tritonserver stand-in whose first `aborts` starts write the Python backend's abort (as Triton 2.51 does on a
+    starved host: server #5949, #8882) and exit 134; its later starts run `then` with the server's arguments."""
+    starts = tmp_path / "starts"
+    script = tmp_path / "tritonserver"
+    script.write_text(f"""#!/bin/sh
+echo x >> {starts}
+if [ "$(wc -l < {starts})" -le {aborts} ]; then
+  echo "I1204 14:55:24.214952 1 python_be.cc:2249] TRITONBACKEND_ModelInstanceInitialize: gpu_sim_0_0 (CPU device 0)"
+  echo "terminate called after throwing an instance of 'boost::interprocess::lock_exception'"
+  echo "  what():  boost::interprocess::lock_exception"
+  exit 134
+fi
+exec {then} "$@"
+""")
+    script.chmod(0o755)
+    return script, starts
+
+
+def _starts(starts) -> int:
+    return starts.read_text().count("x")
+
+
+def test_a_start_the_python_backend_aborted_is_made_once_more_and_serves(tmp_path, monkeypatch):
+    import app.server.embedded as embedded  # noqa: PLC0415
+
+    script, starts = _stand_in(tmp_path, 1, str(embedded.server_binary()))
+    monkeypatch.setattr(embedded, "server_binary", lambda: script)
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("gpu_sim",), log_dir=tmp_path))
+    try:
+        endpoint = server.start()
+        assert _starts(starts) == 2
+        assert {m.name: m.state for m in fetch_status(endpoint).models}["gpu_sim"] == "READY"
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("aborts", "then", "said", "tries"), [
+    (2, "/bin/false", "lock_exception", 2),  # a second abort: raised, with no third start
+    (0, "/bin/false", "exited with code 1", 1),  # any other failure: raised at once
+])
+def test_a_second_abort_or_any_other_failure_is_raised_with_no_more_tries(tmp_path, monkeypatch, aborts, then, said,
+                                                                           tries):
+    import app.server.embedded as embedded  # noqa: PLC0415
+
+    script, starts = _stand_in(tmp_path, aborts, then)
+    monkeypatch.setattr(embedded, "server_binary", lambda: script)
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("gpu_sim",), log_dir=tmp_path,
+                                          ready_timeout_s=30))
+    with pytest.raises(ServerStartError) as err:
+        server.start()
+    assert said in str(err.value) and _starts(starts) == tries, (str(err.value), _starts(starts))
+    assert not server.running()
