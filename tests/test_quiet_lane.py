@@ -6,7 +6,7 @@ import os
 import threading
 import time
 
-from tests.quiet_lane import alone_while_the_first_pass_runs
+from tests.quiet_lane import after_the_first_pass, alone_while_the_first_pass_runs
 
 
 class Lane:
@@ -80,3 +80,51 @@ def test_a_worker_that_stopped_waiting_is_not_let_go_first(tmp_path):
     lane = Lane(flag, tests=3, body_s=0.05)
     took = lane.run("gw0")
     assert lane.order == ["gw0"] * 3 and took < 2.0, (lane.order, took)
+
+
+def test_a_tail_test_waits_for_the_first_pass_to_end_and_needs_no_lock(tmp_path):
+    flag = tmp_path / "running"
+    flag.touch()
+    ended = threading.Timer(0.6, flag.unlink)
+    started = time.perf_counter()
+    ended.start()
+    # another quiet test holds the lane meanwhile: the tail test needs none
+    with alone_while_the_first_pass_runs(str(flag), "gw0"), after_the_first_pass(str(flag)):
+        waited = time.perf_counter() - started
+    ended.join()
+    assert waited >= 0.6 and not flag.exists(), waited
+    with after_the_first_pass(None):  # no first pass beside it: at once
+        pass
+
+
+def test_the_tail_is_handed_out_last_longest_first_and_marked_to_wait():
+    """The quiet pass's order (tests/conftest.py TAIL): every other quiet test first, as collected; then `patterns`
+    (the longest), `queue-delay`, ..., the other scenarios last; only the TAIL waits for the first pass."""
+    from tests.conftest import TAIL, _tail_rank  # noqa: PLC0415
+
+    claim = "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim"
+    ids = [f"{claim}[mixed-traffic]", "tests/models/test_gpu_sim.py::test_dynamic_batching_multiplies_throughput",
+           f"{claim}[queue-delay]", f"{claim}[patterns]",
+           "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict",
+           "tests/experiments/test_ab.py::test_two_identical_configs_give_no_clear_difference"]
+    assert sorted(ids, key=_tail_rank) == [ids[1], ids[5], f"{claim}[patterns]", f"{claim}[queue-delay]", ids[4],
+                                           f"{claim}[mixed-traffic]"]
+    assert all(_tail_rank(prefix) == rank for rank, prefix in enumerate(TAIL))  # each entry names a test first
+
+
+def test_the_quiet_pass_collects_the_tail_last_and_only_it_marked_to_wait():
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    modules = ["tests/models/test_gpu_sim.py", "tests/scenarios/test_scenarios.py", "tests/ui/test_experiments_page.py"]
+    ids = {}
+    for mark in ("quiet", "after_first_pass"):
+        run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
+                              mark, *modules], capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        ids[mark] = [line for line in run.stdout.splitlines() if "::" in line]
+    quiet, tail = ids["quiet"], ids["after_first_pass"]
+    print("\n".join(quiet))
+    assert len(tail) == 11 and quiet[-len(tail):] == tail, (quiet, tail)  # 8 claims, the CLI's, the page's two
+    assert tail[0].endswith("[patterns]") and tail[1].endswith("[queue-delay]"), tail
+    assert not any("test_gpu_sim" in t for t in tail) and any("test_gpu_sim" in t for t in quiet), quiet
