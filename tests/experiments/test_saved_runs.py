@@ -25,7 +25,10 @@ def test_a_saved_run_covers_the_time_since_the_change_and_keeps_each_second(lab)
         wait_until(lambda: lab.measure(MODEL, time.time() - 2, time.time()).samples() > 50, 30, "2 s of answers")
         lab.apply(MODEL, Choice(delay_us=1000).config(lab.config.current(MODEL)), "delay 1000")
         band = lab.markers.last_change(MODEL)
-        wait_until(lambda: time.time() > band.settled + 5.0, 30, "5 s after the change")
+        # 12 s: Triton publishes its counters once a second, so a run's last second or so of server counts is not
+        # in its polls yet; with 5 s only 3 whole seconds were saved and that lag was 30 % of them (beside
+        # stress-ng --cpu 1, 2026-12-04: 383 server successes against 548 client answers)
+        wait_until(lambda: time.time() > band.settled + 12.0, 30, "12 s after the change")
     finally:
         lab.stop_traffic()
     ended = time.time()
