@@ -147,6 +147,7 @@ def test_a_container_whose_python_backend_aborted_is_started_once_more(monkeypat
         assert server.running() != raised, events
         server.stop()
 
+
 def test_the_local_image_is_an_empty_root_with_a_writable_tmp():
     with tarfile.open(fileobj=io.BytesIO(local_image_tar())) as tar:
         members = {m.name: m for m in tar.getmembers()}
