@@ -16,6 +16,12 @@ from pathlib import Path
 
 import pytest
 
+# One BLAS thread in every process the tests start (they inherit it; the servers' allowlist passes it to every
+# Python stub): numpy's OpenBLAS otherwise starts a thread per core in each stub, and a model load's stubs cost
+# 0.48 s of CPU instead of 0.28 s (ten reloads of gpu_sim, 2026-12-04) -- about 1,900 stubs start in a run, on two
+# cores the first pass shares. No model of the lab, nor a test, computes with BLAS threads.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.endpoint import Endpoint
