@@ -128,3 +128,21 @@ def test_the_quiet_pass_collects_the_tail_last_and_only_it_marked_to_wait():
     assert len(tail) == 11 and quiet[-len(tail):] == tail, (quiet, tail)  # 8 claims, the CLI's, the page's two
     assert tail[0].endswith("[patterns]") and tail[1].endswith("[queue-delay]"), tail
     assert not any("test_gpu_sim" in t for t in tail) and any("test_gpu_sim" in t for t in quiet), quiet
+
+
+def test_the_first_pass_hands_out_its_live_tests_before_the_unit_tests():
+    """tests/conftest.py's order: a module of unit tests named first still comes after a live one (here a page
+    test that ended the first pass alone for 35 s when it was handed out last)."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    modules = ["tests/config/test_text_edit.py", "tests/ui/test_failing_page.py"]
+    ids = {}
+    for mark in ("not quiet", "not quiet and live", "not quiet and not live"):
+        run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
+                              mark, *modules], capture_output=True, text=True, timeout=120, check=False)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        ids[mark] = [line for line in run.stdout.splitlines() if "::" in line]
+    live, unit = ids["not quiet and live"], ids["not quiet and not live"]
+    assert live and unit, ids
+    assert ids["not quiet"] == live + unit, ids["not quiet"]
