@@ -112,18 +112,20 @@ def test_the_tail_is_handed_out_last_longest_first_and_marked_to_wait():
     assert all(_tail_rank(prefix) == rank for rank, prefix in enumerate(TAIL))  # each entry names a test first
 
 
-def test_the_quiet_pass_collects_the_tail_last_and_only_it_marked_to_wait():
+def _collected(mark: str, modules: list[str]) -> list[str]:
+    """Return the ids `pytest --collect-only -m mark` lists for modules, in the order tests/conftest.py gives."""
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
 
+    run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
+                          mark, *modules], capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    return [line for line in run.stdout.splitlines() if "::" in line]
+
+
+def test_the_quiet_pass_collects_the_tail_last_and_only_it_marked_to_wait():
     modules = ["tests/models/test_gpu_sim.py", "tests/scenarios/test_scenarios.py", "tests/ui/test_experiments_page.py"]
-    ids = {}
-    for mark in ("quiet", "after_first_pass"):
-        run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
-                              mark, *modules], capture_output=True, text=True, timeout=120, check=False)
-        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-        ids[mark] = [line for line in run.stdout.splitlines() if "::" in line]
-    quiet, tail = ids["quiet"], ids["after_first_pass"]
+    quiet, tail = _collected("quiet", modules), _collected("after_first_pass", modules)
     print("\n".join(quiet))
     assert len(tail) == 11 and quiet[-len(tail):] == tail, (quiet, tail)  # 8 claims, the CLI's, the page's two
     assert tail[0].endswith("[patterns]") and tail[1].endswith("[queue-delay]"), tail
@@ -133,16 +135,8 @@ def test_the_quiet_pass_collects_the_tail_last_and_only_it_marked_to_wait():
 def test_the_first_pass_hands_out_its_live_tests_before_the_unit_tests():
     """tests/conftest.py's order: a module of unit tests named first still comes after a live one (here a page
     test that ended the first pass alone for 35 s when it was handed out last)."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     modules = ["tests/config/test_text_edit.py", "tests/ui/test_failing_page.py"]
-    ids = {}
-    for mark in ("not quiet", "not quiet and live", "not quiet and not live"):
-        run = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m",
-                              mark, *modules], capture_output=True, text=True, timeout=120, check=False)
-        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-        ids[mark] = [line for line in run.stdout.splitlines() if "::" in line]
-    live, unit = ids["not quiet and live"], ids["not quiet and not live"]
-    assert live and unit, ids
-    assert ids["not quiet"] == live + unit, ids["not quiet"]
+    live, unit = _collected("not quiet and live", modules), _collected("not quiet and not live", modules)
+    assert live and unit, (live, unit)
+    first_pass = _collected("not quiet", modules)
+    assert first_pass == live + unit, first_pass

@@ -60,7 +60,7 @@ def check_spacing(summary: dict) -> None:
 
 def test_closed_loop_gets_every_response_of_every_request(fanout, data):
     classes = (count_class(data, "three", 3), count_class(data, "seven", 7))
-    # a count, not a duration: at the first pass's start a 2.5 s run got 20 answers (2026-12-04)
+    # a count, not a duration: ~140 s into a slow first pass a 2.5 s run got 20 answers (2026-12-04)
     spec = LoadSpec(model="fanout", concurrency=4, duration_s=None, max_requests=60, classes=classes, seed=1)
     records, summary = run(fanout, spec)
     assert len(records) == 60 and not failures(records), failures(records)
