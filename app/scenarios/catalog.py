@@ -425,9 +425,9 @@ def _pattern_judge(f: dict[str, PhaseFigures]) -> list[Check]:
         ratio_check("its fix (a small preferred size) cuts the compute per request", c_fixed.s("compute_us"),
                     c.s("compute_us"), at_most=0.7, what="server compute per request fixed ÷ before", key="compute_us",
                     why="batches of 3-4 become 1-2; measured 0.40-0.47"),
-        ratio_check("and the tail", c_fixed.c("p99_ms"), c.c("p99_ms"), at_most=0.75, what="p99 fixed ÷ before",
+        ratio_check("and the tail", c_fixed.c("p99_ms"), c.c("p99_ms"), at_most=0.85, what="p99 fixed ÷ before",
                     key="p99_ms",
-                    why="measured 0.34-0.43"),
+                    why="measured 0.30-0.57 in 14 runs, 0.76-0.77 twice beside other work"),
     ]
 
 
