@@ -53,7 +53,17 @@ def test_a_master_and_two_workers_drive_the_lab_traffic_classes(triton, restore_
     print({k: (v["num_requests"], v["num_failures"]) for k, v in by_class.items()}, "server:", _answered(triton) - before)
     assert set(by_class) == {"interactive", "batch"} and sent > 50
     assert sum(s["num_failures"] for s in stats) == 0
-    assert _answered(triton) - before == sent  # every request Locust counted reached the server, once
+    # At its run time the master tells the workers to quit and waits 0.5 s for their last stats reports (locust
+    # 2.47, MasterRunner.quit); a worker sends its last report, then "quit", which the master logs. A run on a busy
+    # host (a clean clone's first pass, 2026-12-04) logged one worker's quit of two and counted 269 requests where
+    # the server answered 416: the other worker's last seconds were never reported. Then what Locust counted must
+    # have reached the server; once both reported, exactly that reached it.
+    reported = err.count(") quit. ")
+    if reported == len(workers):
+        assert _answered(triton) - before == sent  # every request Locust counted reached the server, once
+    else:
+        print(f"the master shut down with {reported} of {len(workers)} workers' last reports")
+        assert _answered(triton) - before >= sent
     share = by_class["interactive"]["num_requests"] / sent
     assert 0.2 < share < 0.4, share  # the classes' shares (0.3) held across both workers
 
