@@ -18,7 +18,7 @@ from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from app.server.errors import ServerStartError
 from app.server.ports import choose_ports, is_free
 from app.server.status import fetch_status, with_log_reasons
-from tests.helpers import wait_until
+from tests.helpers import copy_of_the_lab_repository, wait_until
 
 
 def test_fixture_server_is_ready_and_bound_to_loopback(triton):
@@ -32,6 +32,26 @@ def test_status_lists_every_shipped_model_ready(triton):
     assert status.up and status.ready and status.version == "2.51.0"
     assert {m.name: m.state for m in status.models} == {
         "gpu_sim": "READY", "mlp": "READY", "stream_acc": "READY", "token_sim": "READY"}
+
+
+def test_the_fixture_server_serves_the_lab_s_models_as_one_that_auto_completes(triton, tmp_path):
+    """The session server runs without auto-complete (FIXTURE_SERVER_ARGS): every config it serves is the one a
+    server with auto-complete, the lab's embedded one, serves from the same files."""
+    import tritonclient.http as http  # noqa: PLC0415
+
+    assert "--disable-auto-complete-config" in triton.server.options.extra_args
+    server = EmbeddedServer(ServerOptions(model_repository=copy_of_the_lab_repository(tmp_path), http_port=None,
+                                          grpc_port=None, metrics_port=None, log_dir=tmp_path))
+    endpoint = server.start()
+    try:
+        names = [m.name for m in fetch_status(triton.endpoint).models]
+        served = {n: http.InferenceServerClient(triton.endpoint.host_port).get_model_config(n) for n in names}
+        completed = {n: http.InferenceServerClient(endpoint.host_port).get_model_config(n) for n in names}
+    finally:
+        server.stop()
+    assert sorted(names) == ["gpu_sim", "mlp", "stream_acc", "token_sim"]
+    for name in names:
+        assert served[name] == completed[name], (name, served[name], completed[name])
 
 
 def test_status_of_a_dead_server_is_reported_not_raised():
