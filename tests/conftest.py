@@ -29,13 +29,6 @@ from tests.helpers import copy_of_the_lab_repository, descendants
 from tests.quiet_lane import after_the_first_pass, alone_while_the_first_pass_runs
 
 
-# The session server skips the backends' auto-complete: with it, Triton's Python backend starts one more stub per
-# model load to complete the config, then sleeps 1 s (StubLauncher::UpdateHealth) before ending it, so every load
-# and reload of a lab model took 1.36-1.38 s, and 0.11 s without (gpu_sim, five reloads each way, 2026-12-04). Every
-# lab model has a whole config.pbtxt and no auto_complete_config, so the server serves the same configs either way
-# (tests/server/test_embedded.py compares them); the lab's own embedded servers, the hand-started servers' and the
-# dashboards' keep auto-complete, as a user's server does.
-FIXTURE_SERVER_ARGS = ("--disable-auto-complete-config",)
 
 
 @dataclass
@@ -93,7 +86,7 @@ def triton(tmp_path_factory) -> TritonFixture:
     base = tmp_path_factory.mktemp("triton")
     repo = copy_of_the_lab_repository(base, "model_repository")
     server = EmbeddedServer(ServerOptions(model_repository=repo, http_port=None, grpc_port=None, metrics_port=None,
-                                          log_dir=base, extra_args=FIXTURE_SERVER_ARGS))
+                                          log_dir=base))
     endpoint = server.start()
     pgid = server.proc.pid
     yield TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)

@@ -20,7 +20,7 @@ from app.server.errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
 from app.server.server_process import listener_pid
-from app.server.repository import model_names
+from app.server.repository import completes_nothing, model_names
 from loadgen.child_env import child_environment
 
 
@@ -37,6 +37,9 @@ class ServerOptions:
     ready_timeout_s: float = 90.0
     log_dir: Path | None = None
     extra_args: tuple[str, ...] = field(default=())
+    # Triton's auto-complete of model configs: None, off for the lab's own models as bundled (repository.
+    # completes_nothing: a reload 0.11 s instead of 1.37 s), on for any other repository; True or False: as said.
+    auto_complete: bool | None = None
     # The model-repository API's key; None: this process's (control_key.process_key). A secret: not in repr.
     control_key: str | None = field(default=None, repr=False)
 
@@ -52,6 +55,7 @@ class EmbeddedServer:
         self.endpoint: Endpoint | None = None
         self.log_path: Path | None = None
         self.started_at: float | None = None
+        self.auto_complete: bool | None = None  # whether the running server auto-completes configs (options)
 
     def start(self) -> Endpoint:
         """Start the server and block until it answers ready (and serves metrics) on its own ports.
@@ -77,6 +81,8 @@ class EmbeddedServer:
         opts = self.options
         repo = Path(opts.model_repository).resolve()
         models = opts.models if opts.models is not None else tuple(model_names(repo))
+        self.auto_complete = (not completes_nothing(repo, MODEL_REPOSITORY) if opts.auto_complete is None
+                              else opts.auto_complete)
         http, grpc, metrics = ports
         log_dir = Path(opts.log_dir or state_dir() / "logs")
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -97,6 +103,7 @@ class EmbeddedServer:
             "--exit-timeout-secs=5",
             *MODEL_FAULTS_SHOWN,
             *lock_flags(key),  # load, unload and the index only with the key: no other local process reconfigures it
+            *([] if self.auto_complete else [NO_AUTO_COMPLETE]),
             *opts.extra_args,
         ]
         with open(self.log_path, "wb") as log:
@@ -222,6 +229,7 @@ class PortTaken(ServerStartError):
 # A model that cannot load (a missing backend, a bad config, an import error in its model.py) must not keep the
 # server from starting or from being ready: it is listed UNAVAILABLE with Triton's reason, the others serve.
 MODEL_FAULTS_SHOWN = ("--exit-on-error=false", "--strict-readiness=false")
+NO_AUTO_COMPLETE = "--disable-auto-complete-config"  # ServerOptions.auto_complete
 
 
 def group_alive(pgid: int) -> bool:

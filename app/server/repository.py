@@ -37,3 +37,38 @@ def model_dir(repo: Path, name: str) -> Path:
     if not is_model_folder(path):
         raise ModelNameError(f"model {name!r} is not in the repository {repo}")
     return path
+
+
+_PYTHON_BACKEND = re.compile(r'^\s*backend\s*:\s*"python"\s*$', re.MULTILINE)
+_PLATFORM = re.compile(r"^\s*platform\s*:", re.MULTILINE)
+
+
+def completes_nothing(repo: Path, bundled: Path) -> bool:
+    """Return True when Triton's auto-complete would change no config of the repository: every model is one of the
+    lab's own as bundled in `bundled` — a config.pbtxt naming the Python backend beside version folders whose files
+    are byte for byte the bundled model's (whose code defines no auto_complete_config: tests/server/test_embedded.py).
+
+    The Python backend's auto-complete only calls a model's TritonPythonModel.auto_complete_config, and only where it
+    is defined (python_backend src/pb_stub.cc); to do so it starts one more stub at every load and sleeps 1 s before
+    ending it, so a reload of a lab model took 1.37 s with it and 0.11 s without (2026-12-04). A user's model, a
+    changed model.py, another backend or a model without config.pbtxt keeps auto-complete on."""
+    names = model_names(repo)
+    return bool(names) and set(names) <= set(model_names(bundled)) and all(
+        _as_bundled(Path(repo) / name, Path(bundled) / name) for name in names)
+
+
+def _as_bundled(model: Path, original: Path) -> bool:
+    config = model / "config.pbtxt"
+    if not config.is_file():
+        return False
+    text = config.read_text(errors="replace")
+    if not _PYTHON_BACKEND.search(text) or _PLATFORM.search(text):
+        return False
+    files, theirs = _version_files(model), _version_files(original)
+    return files.keys() == theirs.keys() and all(files[k].read_bytes() == theirs[k].read_bytes() for k in files)
+
+
+def _version_files(model: Path) -> dict[str, Path]:
+    """Return the files of a model's version folders by relative path (no byte code)."""
+    return {str(f.relative_to(model)): f for version in model.iterdir() if version.is_dir() and version.name.isdigit()
+            for f in version.rglob("*") if f.is_file() and "__pycache__" not in f.parts}
