@@ -29,8 +29,6 @@ from tests.helpers import copy_of_the_lab_repository, descendants
 from tests.quiet_lane import after_the_first_pass, alone_while_the_first_pass_runs
 
 
-
-
 @dataclass
 class TritonFixture:
     """A running embedded server and the repository copy it serves."""
