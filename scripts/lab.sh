@@ -160,6 +160,9 @@ clean_up() {
 # one (scripts/host_speed.py) each runs alone. Beside the first pass one at a time (tests/quiet_lane.py), four at
 # once after it.
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
+# The quiet pass's options: the tests in tests/conftest.py's order, its TAIL_LANES last (xdist's default hands out
+# its groups largest first, which would hand the lanes, three tests each, out before every other quiet test).
+QUIET_PASS=(--dist loadgroup --no-loadscope-reorder -m quiet)
 
 run_passes() {
   # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run. With
@@ -171,7 +174,7 @@ run_passes() {
     echo "== pass 1 of 2: every test not marked quiet, on $TEST_WORKERS workers"
     .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet" || rc=$?
     echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
-    .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet || rc=$((rc ? rc : $?))
+    .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" || rc=$((rc ? rc : $?))
   else
     # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
     # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); two at once
@@ -183,7 +186,7 @@ run_passes() {
     echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers" \
       "once the first pass ends, their report below when both end; every other test on" \
       "$TEST_WORKERS workers in the low-weight cgroup $PASS_CGROUP"
-    TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" --dist loadgroup -m quiet >"$log" 2>&1 &
+    TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" >"$log" 2>&1 &
     quiet_pid=$!
     (in_pass_cgroup .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet") || rc=$?
     rm -f "$running"

@@ -251,22 +251,33 @@ QUIET = (
     "crowd",
     "tests/experiments/test_trace_sweep.py::test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace",
 )
-# The quiet tests that wait for the first pass's end (tests/quiet_lane.py) and are handed out last, longest first (their
-# seconds four at a time after it, clean clone of 07ee92b), so that the quiet pass ends with its short tests on every
-# worker, not with its two longest on one (that run: `patterns` then `queue-delay` on one worker, 89 s, the other
-# three idle for the last 24-60 s). The guided scenarios' claims wait for the first pass: `patterns` read p99 fixed /
-# before 0.90 where <= 0.75 is claimed, alone in the lane beside the first pass's last minute (2026-12-04; 0.34-0.43
-# after it); the two Experiments-page studies, long and waiting as well, end the queue with them.
-TAIL = (
-    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim[patterns]",  # 47.9 s
-    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim[queue-delay]",  # 41.3
-    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim[instance-sweep]",  # 26.8
-    "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict",  # 25.9
-    "tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a_"
-    "verdict",  # 23.2
-    "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json",  # 18.6
-    "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim",  # the other five: 12.6-18.0
-)
+# The quiet tests that wait for the first pass's end (tests/quiet_lane.py) and are handed out last. The guided
+# scenarios' claims wait for it: `patterns` read p99 fixed / before 0.90 where <= 0.75 is claimed, alone in the lane
+# beside the first pass's last minute (2026-12-04; 0.34-0.43 after it); the two Experiments-page studies, long and
+# waiting as well, end the queue with them. They run in four lanes of about a minute each, one a worker (an xdist
+# group each), balanced by their seconds four at a time after the first pass (clean clones of 9231a9a). Handed out
+# one by one, a worker waiting for the first pass with two tests or fewer took another (xdist's loadgroup tops a
+# worker up at two pending), so two of the four took two long ones each and the pass ended 60-76 s after the first
+# where a balanced spread takes about 57 (2026-12-05). A lane of three or more takes nothing more while it waits;
+# the one of two (`patterns`, the longest) is handed out last, when nothing is left to take.
+_CLAIM = "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim"
+TAIL_LANES = {
+    "tail-1": (f"{_CLAIM}[queue-delay]",  # 34.2 s
+               f"{_CLAIM}[mixed-traffic]",  # 12.3
+               f"{_CLAIM}[instances-x-batching]"),  # 9.8
+    "tail-2": (f"{_CLAIM}[instance-sweep]",  # 27.1
+               "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json",  # 13.2
+               f"{_CLAIM}[retry-storm]"),  # 15.4
+    "tail-3": ("tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_"
+               "an_ab_gives_a_verdict",  # 17.2
+               f"{_CLAIM}[three-batchings]",  # 16.5
+               f"{_CLAIM}[variable-shapes]"),  # 16.2
+    "tail-4": (f"{_CLAIM}[patterns]",  # 38.9
+               # 13.1 s
+               "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict"),
+}
+# In the lanes' order; a claim no lane names (a scenario added since) waits too and is handed out after them.
+TAIL = (*(prefix for lane in TAIL_LANES.values() for prefix in lane), _CLAIM)
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
@@ -367,6 +378,11 @@ def _tail_rank(nodeid: str) -> int:
     return next((rank for rank, prefix in enumerate(TAIL) if _under(nodeid, (prefix,))), -1)
 
 
+def _tail_lane(nodeid: str) -> str | None:
+    """Return the TAIL_LANES lane naming a test, None for one no lane names."""
+    return next((lane for lane, prefixes in TAIL_LANES.items() if _under(nodeid, prefixes)), None)
+
+
 def _lane(nodeid: str) -> str:
     """Return the Chromium lane of a test: the first entry of BROWSER_LANES naming it (a test before its module)."""
     return next((lane for prefix, lane in BROWSER_LANES.items() if _under(nodeid, (prefix,))), BROWSER_GROUP)
@@ -402,16 +418,17 @@ def pytest_collection_modifyitems(config, items):
         if starts[module] or LIVE_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.live)
         shares = modules.get(module, set())
-        group = next((name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
-                     _lane(item.nodeid) if CHROMIUM in shares else HAND_STARTED if HAND_STARTED in shares
-                     else module if shares else None)
+        group = _tail_lane(item.nodeid) or next(
+            (name for name, prefixes in GROUPS.items() if _under(item.nodeid, prefixes)),
+            _lane(item.nodeid) if CHROMIUM in shares else HAND_STARTED if HAND_STARTED in shares
+            else module if shares else None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
         if group and group.startswith("chromium") and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
     # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone;
-    # the quiet TAIL last, longest first; the unit tests after the other live tests: a thousand tests of ~20 ms
+    # the quiet TAIL last, lane by lane; the unit tests after the other live tests: a thousand tests of ~20 ms
     # fill the workers' ends evenly, where a 26 s page test handed out last ended the first pass alone for 35 s
     # (2026-12-04)
     items.sort(key=lambda item: (not long[item.nodeid], _tail_rank(item.nodeid),
