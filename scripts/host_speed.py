@@ -17,6 +17,7 @@ there (docs/MEASUREMENTS.md#the-test-suite): the passes then run one after the o
 from __future__ import annotations
 
 import multiprocessing
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from pathlib import Path
 LOOP = 5_000_000
 IDLE_BELOW = 0.25  # at most this share of the cores busy before the run: the passes may run at once
 QUICK_S = 0.24  # above it, one quiet test at a time
-TRIES = 5
+TRIES = 3
 
 
 def spin(_: int = 0) -> float:
@@ -36,17 +37,9 @@ def spin(_: int = 0) -> float:
 
 
 def two_at_once() -> float:
-    """Return the host's pace with both cores busy: the quickest of TRIES of the slower of two processes spinning at
-    once (pace below)."""
+    """Return the median over TRIES of the slower of two processes spinning at once (both cores busy)."""
     with multiprocessing.Pool(2) as pool:
-        return pace([max(pool.map(spin, range(2))) for _ in range(TRIES)])
-
-
-def pace(tries: list[float]) -> float:
-    """Return the host's pace from its tries: the quickest. A slow host or a CPU quota slows every try; a moment's
-    neighbour only some: the median of three read 0.25 s in one of eleven clean-clone runs on 2026-12-05, right
-    after the Docker daemon's start (0.17 s in the others), and that run's quiet tests went one at a time."""
-    return min(tries)
+        return statistics.median(max(pool.map(spin, range(2))) for _ in range(TRIES))
 
 
 def cpu_times(stat: str) -> tuple[int, int]:
