@@ -95,9 +95,17 @@ def test_a_send_after_its_slot_is_marked_late(fanout, data):
                     classes=(count_class(data, "one", 1),))  # 50 ms apart: each wait covers one slot
     records, summary = run(fanout, spec, pacer=LatePacer())
     assert records and not failures(records), failures(records)
-    lateness = sorted(r.lateness_s for r in records)
-    assert all(r.late for r in records), f"not marked late, lateness {lateness[:5]} s"
-    assert lateness[0] >= 0.004 and summary["all"]["late"] == len(records), lateness[:5]  # 1 ms: timer rounding
+    records.sort(key=lambda r: r.scheduled_s)
+    lateness = [round(r.lateness_s, 4) for r in records]
+    # A send the loop woke for went out 5 ms after its slot (4 ms: timer rounding). One whose slot had passed when
+    # the loop woke for the one before (the previous send went out after it) went out in that wake, as late as the
+    # loop was: beside stress-ng --cpu 1 the loop once woke 46.7 ms late, and the next send was 1.7 ms late
+    # (2026-12-05). Each is marked late exactly when it went out more than late_after_ms (1 ms) after its slot.
+    chained = [i > 0 and records[i - 1].sent_s >= r.scheduled_s for i, r in enumerate(records)]
+    assert all(late >= 0.004 or after for late, after in zip(lateness, chained)), (lateness, chained)
+    assert chained.count(False) > len(records) // 2, (lateness, chained)  # the loop kept up most of the time
+    assert [r.late for r in records] == [r.lateness_s > 0.001 for r in records], lateness
+    assert summary["all"]["late"] == sum(r.late for r in records), (summary["all"], lateness)
 
 
 def test_a_request_past_its_timeout_is_given_up_and_its_stream_carries_on(fanout, data):
