@@ -181,7 +181,12 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
     ends = sorted(end for end, _ in done)
     # the longest stretch with no answer inside each Apply, as a share of that Apply: an HTTP load holds the
     # evhtp worker its connection landed on, and the inference connections on that worker wait for the whole
-    # load (share ~0.95); loads go over gRPC, so answers keep coming (share ~0.02 measured, bench/apply_stall)
+    # load; loads go over gRPC, so answers keep coming (bench/apply_stall). Over HTTP (prefer_grpc=False, four runs
+    # alone, 2026-12-05) serving either stopped in every Apply (shares 0.59-0.80, median 0.67-0.71) or went on only
+    # on the other workers' connections (median 0.13, but 0.45-0.52x the steady rate while applying). Over gRPC:
+    # median 0.09-0.12 and 0.93-1.10x the rate (alone, beside stress-ng --cpu 1, beside the first pass), where one
+    # Apply of twenty once read 0.52 beside the first pass (max latency 215 ms). So the rule reads the median
+    # Apply and the rate, not the single longest stretch.
     stalls = [max(b - a for a, b in zip(pts, pts[1:])) / (t1 - t0)
               for t0, t1 in windows for pts in [[t0, *(e for e in ends if t0 <= e <= t1), t1]]]
     latencies = sorted(lat for _, lat in done)
@@ -198,7 +203,9 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
     )
     assert failures == [], failures[:3]
     assert len(done) > 0 and all(n > 0 for n in during)
-    assert max(stalls) < 0.5, f"serving stopped during an Apply: no-answer share per Apply {stalls}"
+    assert statistics.median(stalls) < 0.35, f"serving stopped during the Applies: no-answer share per Apply {stalls}"
+    assert sum(during) / applying >= 0.7 * steady, (
+        f"serving slowed during the Applies: {sum(during) / applying:.0f} req/s against {steady:.0f} steady")
     assert instance_groups_of(service.live("gpu_sim"))[0].count == 1 + reloads_n % 3
     assert len(service.history("gpu_sim")) == reloads_n + 1
 
