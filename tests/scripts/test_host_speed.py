@@ -21,6 +21,15 @@ def test_a_quick_host_runs_two_quiet_tests_at_once_four_after_a_first_pass_besid
     assert [host_speed.quiet_workers(s, at_once=True) for s in (0.12, 0.24, 0.25, 1.0)] == [4, 4, 1, 1]
 
 
+def test_on_a_host_found_idle_a_moments_neighbour_does_not_make_it_slow_and_beside_work_the_median_decides():
+    # a try slowed by a daemon starting beside an idle host (0.26 s among 0.17 s), a 1.1-CPU quota's every try,
+    # and beside stress-ng --cpu 1 (--busy: busy, so no --at-once) a quick try among slow ones
+    assert host_speed.quiet_workers(host_speed.pace([0.17, 0.26, 0.26, 0.17, 0.18], at_once=True), at_once=True) == 4
+    assert host_speed.quiet_workers(host_speed.pace([0.27, 0.25, 0.30, 0.28, 0.26], at_once=True), at_once=True) == 1
+    assert host_speed.quiet_workers(host_speed.pace([0.22, 0.26, 0.29])) == 1
+    assert host_speed.pace([0.17, 0.26, 0.26, 0.17, 0.18]) == 0.18
+
+
 def test_the_script_prints_the_worker_count_for_lab_sh_and_what_it_measured():
     done = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120)
     print(done.stdout, done.stderr)
