@@ -51,7 +51,7 @@ def pace(tries: list[float], at_once: bool = False) -> float:
     `--at-once` runs only where `--busy` has just found the host idle (scripts/lab.sh), so a slow try there is a
     moment's neighbour, not the host: the median of three read 0.25-0.26 s in two of sixteen clean-clone runs on
     an idle host on 2026-12-05 and 0.23-0.24 s in three more, where the others read 0.14-0.17 s; the two runs'
-    quiet tests went one at a time after the first pass (11:04 and 10:29, where the others took 8:09-9:02).
+    quiet tests went one at a time after the first pass (11:04 and 10:29, where the others took 8:09-9:14).
     Beside `stress-ng --cpu 1` `--busy` says busy and the median decides: the quickest of five read 0.22 s there
     once, where the median read 0.25-0.30 s, and would have let two quiet tests run at once beside a busy core."""
     return min(tries) if at_once else statistics.median(tries)

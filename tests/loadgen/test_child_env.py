@@ -57,9 +57,9 @@ def test_the_workers_process_environment_holds_no_secret(monkeypatch):
     try:
         worker.prestart()
         pid = wait_until(lambda: worker.pid, timeout_s=30, what="the worker process")
-        # Popen returns once the exec has begun; the kernel sets the new environment's bounds a moment later, and
-        # until then /proc/PID/environ reads empty (once in a whole run, 2026-12-05; read right after Popen of
-        # `sleep`, 183 of 400 reads were empty on this host)
+        # the worker's start returns once its exec has begun; the kernel sets the new environment's bounds a moment
+        # later, and until then /proc/PID/environ reads empty (once in a whole run, 2026-12-05; read right after
+        # starting `sleep` from Python, 183 of 400 reads were empty on this host)
         raw = wait_until(lambda: Path(f"/proc/{pid}/environ").read_bytes(), timeout_s=30,
                          what="the worker's environment (empty until its exec has set it up)")
     finally:
