@@ -48,17 +48,23 @@ def test_a_spec_needs_someone_in_flight():
         StreamSpec(concurrency=0)
 
 
-def test_runner_counts_every_token_of_finished_generations(triton):
-    spec = StreamSpec(model="token_sim", concurrency=4, lengths=LengthSpec("uniform", low=2, high=12), seed=3)
-    finished, seen = threading.Event(), []
+def _stop_after(n: int):
+    """Return (an event set once n records have come, the records seen, the sink that sees them)."""
+    stop, seen = threading.Event(), []
 
     def sink(record: StreamRecord) -> None:
         seen.append(record)
-        if len(seen) >= 8:
-            finished.set()
+        if len(seen) >= n:
+            stop.set()
 
+    return stop, seen, sink
+
+
+def test_runner_counts_every_token_of_finished_generations(triton):
+    spec = StreamSpec(model="token_sim", concurrency=4, lengths=LengthSpec("uniform", low=2, high=12), seed=3)
     # until eight have finished, not for a fixed 1.5 s: in a first pass on a busy host (2026-12-05) only three did
     # in 1.5 s, the server streaming a token every ~90 ms
+    finished, _, sink = _stop_after(8)
     records = StreamRunner(spec, triton.url, sinks=[sink]).run_for(60.0, stop=finished)
     bad = [r for r in records if not r.ok]
     assert len(records) >= 8 and not bad, bad[:3]
@@ -86,13 +92,7 @@ def test_a_server_that_is_down_is_recorded_not_raised():
 
 
 def test_a_stop_event_ends_the_run_and_sinks_see_every_record(triton):
-    stop, seen = threading.Event(), []
-
-    def sink(record: StreamRecord) -> None:
-        seen.append(record)
-        if len(seen) >= 5:
-            stop.set()
-
+    stop, seen, sink = _stop_after(5)
     t = time.monotonic()
     runner = StreamRunner(StreamSpec(concurrency=2, lengths=LengthSpec("fixed", n=3)), triton.url, sinks=[sink])
     records = runner.run_for(60.0, stop=stop)
