@@ -170,13 +170,16 @@ PAGE_TIMEOUT_MS = 60_000  # Playwright's 30 s was too short for a page's first d
 
 # What a page did in each 5 s of its last minute (animation frames, main-thread long tasks, layout shifts, DOM
 # mutations): read when the test closes the page and printed when the test failed, so that a click that timed out
-# says whether the page was drawing, blocked or moving
+# says whether the page was drawing, blocked or moving. Frames are probed once a second (one requestAnimationFrame:
+# did it fire, and how late), not counted: a callback on every frame kept Chromium drawing 60 frames a second, which
+# cost an open page 0.9-1.0 s of CPU in 15 s where its live fragments cost 1.2-1.4 s (2026-12-05, Dynamic batching
+# page, renderer and GPU processes, two runs each)
 RENDER_LOG = """(() => {
   const log = window.__tblRender = {start: performance.now(), buckets: {}};
   const bucket = () => { const k = Math.floor((performance.now() - log.start) / 5000) * 5;
-    return log.buckets[k] ??= {frames: 0, longTaskMs: 0, shifts: 0, mutations: 0}; };
-  const frame = () => { bucket().frames++; requestAnimationFrame(frame); };
-  requestAnimationFrame(frame);
+    return log.buckets[k] ??= {frames: 0, frameLateMs: 0, longTaskMs: 0, shifts: 0, mutations: 0}; };
+  setInterval(() => { const asked = performance.now(); requestAnimationFrame(() => { const b = bucket(); b.frames++;
+    b.frameLateMs = Math.max(b.frameLateMs, Math.round(performance.now() - asked)); }); }, 1000);
   try {
     new PerformanceObserver(l => l.getEntries().forEach(e => bucket().longTaskMs += Math.round(e.duration)))
       .observe({type: 'longtask', buffered: true});
