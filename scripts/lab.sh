@@ -22,14 +22,31 @@ setup_venv() {
   # with its sha256: a change to either file reinstalls; `app` after `test` keeps the test tools, unneeded.
   local files=(requirements.txt) stamp=.venv/.requirements.sha256 want name args=()
   [ "$1" = test ] && files+=(requirements-test.txt)
-  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  [ -x .venv/bin/python ] || make_venv
   want=$(sha256sum "${files[@]}")
   stamp_has "$want" "$stamp" && return
   pinned_pip > .venv/.pip-requirement.txt  # the pinned pip first, by its hash: it installs the rest
-  pip_install -r .venv/.pip-requirement.txt
+  if .venv/bin/python -c "import pip" 2>/dev/null; then
+    pip_install -r .venv/.pip-requirement.txt
+  else  # a venv made without pip: the pip of Python's own bundled wheel, run from the wheel, installs it
+    PIP_WHEEL=$(bundled_pip) pip_install -r .venv/.pip-requirement.txt
+  fi
   for name in "${files[@]}"; do args+=(-r "$name"); done
   pip_install "${args[@]}"
   echo "$want" > "$stamp"
+}
+
+make_venv() {
+  # Without pip when Python bundles a pip wheel (ensurepip's): installing that pip took 3.3 s of a 3.5 s venv here,
+  # only to be replaced by the pinned one; run from its wheel it installs the pinned pip at once (1.9 s)
+  if [ -n "$(bundled_pip)" ]; then "$PY" -m venv --without-pip .venv; else "$PY" -m venv .venv; fi
+}
+
+bundled_pip() {
+  # the pip wheel ensurepip would install (none where a distribution removed it, as Debian's python3.11 does)
+  "$PY" -c 'import ensurepip, glob, os
+print(max(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), "_bundled", "pip-*.whl")), default=""))' \
+    2>/dev/null || true
 }
 
 stamp_has() {
@@ -40,7 +57,10 @@ stamp_has() {
 pip_install() {
   # --no-compile: pip byte-compiled all 1.1 GB on one core (22.5 s of a 2-core host's install, 12.4 s without);
   # what runs compiles what it imports, once (bytecode is written: see `test` below)
-  .venv/bin/python -m pip install -q --no-compile --disable-pip-version-check --require-hashes "$@" </dev/null
+  # .venv's own pip, or the one in the wheel PIP_WHEEL names (before .venv has one)
+  local run=(-m pip)
+  [ -z "${PIP_WHEEL:-}" ] || run=("$PIP_WHEEL/pip")
+  .venv/bin/python "${run[@]}" install -q --no-compile --disable-pip-version-check --require-hashes "$@" </dev/null
 }
 
 pinned_pip() {
@@ -113,6 +133,7 @@ stop_docker() {
 # first pass would have a core less than its tests were measured with (scripts/host_speed.py --busy); elsewhere the
 # passes run one after the other.
 PASS_CGROUP=""
+AT_ONCE_WORKERS=1  # quiet tests at once after the first pass, where the passes run at once (host_speed.py --at-once)
 make_pass_cgroup() {
   local dir file weight
   for dir in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
@@ -180,7 +201,7 @@ run_passes() {
     # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); two at once
     # beside it failed a scenario's tail and a sweep's operating point (2026-12-04); once it ends, four at once on a
     # quick host (host_speed.py --at-once: the cores were 65-90 % idle with two)
-    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)}
+    quiet=${TBL_QUIET_WORKERS:-$AT_ONCE_WORKERS}
     log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
     running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
     echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers" \
@@ -235,6 +256,9 @@ case "${1:-}" in
     # both passes at once only on a host with nothing else running (scripts/host_speed.py --busy says why)
     if [ $# -le 1 ] && [ "$(.venv/bin/python scripts/host_speed.py --busy || echo busy)" = idle ]; then
       make_pass_cgroup
+      # the host's pace while it is idle, as --busy just found it: later, beside the Docker daemon's start and the
+      # collection below, all five tries read 0.25-0.30 s once where the others read 0.14-0.17 s (ci241, 2026-12-05)
+      [ -z "$PASS_CGROUP" ] || AT_ONCE_WORKERS=$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)
     fi
     # one collection first, while the Docker daemon starts: it writes the bytecode of the lab, of the tests
     # (pytest's rewritten modules) and of the packages they import, which the eight workers of the two passes then

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,30 @@ def test_the_venv_runs_the_pinned_versions():
     installed = {_norm(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
     assert {name: (version, installed.get(name)) for name, version in wanted.items()
             if installed.get(name) != version} == {}
+
+
+def _lab_sh_functions(*names: str) -> str:
+    text = (ROOT / "scripts" / "lab.sh").read_text()
+    return "\n".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, re.MULTILINE | re.DOTALL).group(0)
+                     for name in names)
+
+
+def test_a_new_venv_gets_the_pinned_pip_from_the_bundled_wheel_without_ensurepip_s(tmp_path):
+    """scripts/lab.sh makes .venv without pip where Python bundles a pip wheel, and that wheel's pip, run from the
+    wheel, installs the pinned one by its hashes (the venv's own pip 3.3 s, replaced at once, is not installed)."""
+    functions = _lab_sh_functions("make_venv", "bundled_pip", "pinned_pip", "pip_install")
+    (tmp_path / "requirements.txt").write_bytes(RUNTIME.read_bytes())
+    script = f"""set -euo pipefail
+PY={shlex.quote(sys._base_executable)}  # the interpreter .venv was made from
+{functions}
+wheel=$(bundled_pip)
+[ -n "$wheel" ] || {{ echo "no bundled pip wheel"; exit 3; }}
+make_venv
+.venv/bin/python -c "import pip" 2>/dev/null && {{ echo "ensurepip ran"; exit 4; }}
+pinned_pip > .venv/.pip-requirement.txt
+PIP_WHEEL=$wheel pip_install -r .venv/.pip-requirement.txt
+.venv/bin/python -m pip --version
+"""
+    run = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, (run.stdout, run.stderr[-2000:])
+    assert run.stdout.startswith(f"pip {_pins(RUNTIME)['pip'][0]} from {tmp_path}/.venv/"), run.stdout
