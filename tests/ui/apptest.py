@@ -1,15 +1,22 @@
 """Small helpers over streamlit.testing.v1.AppTest: run a page, find widgets by label, read metrics."""
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 from app.paths import ROOT
 from tests.helpers import wait_until  # noqa: F401 - the UI tests take it from here
 
 RUN_TIMEOUT_S = 60
+
+# Each AppTest scans every installed distribution's metadata for Streamlit components on its first run (a dashboard
+# does it once, at its start): 0.27 s of CPU a page, 18 scans and 4.9 s of CPU in test_controls.py's 24 s
+# (cProfile, 2026-12-05). The packages do not change while the tests run: a test process scans once.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 PAGES = sorted((ROOT / "lab_pages").glob("*.py"))
 
 

@@ -18,6 +18,7 @@ import pytest
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.ports import free_port
 from tests.helpers import numpy2_python, require_tool
+from tests.ui import apptest  # noqa: F401 - every page test's AppTests share one component scan (apptest.py)
 
 
 def app_environ(triton, state_dir: Path) -> dict[str, str]:
