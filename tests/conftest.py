@@ -448,6 +448,13 @@ def pytest_collection_modifyitems(config, items):
                                  item.get_closest_marker("live") is None))
 
 
+def pytest_collection_finish(session):
+    """A first-pass worker says it has collected (scripts/lab.sh starts the quiet pass once all have)."""
+    flag, worker = os.environ.get("TBL_FIRST_PASS_COLLECTED"), os.environ.get("PYTEST_XDIST_WORKER")
+    if flag and worker:
+        Path(f"{flag}.{worker}").touch()
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     """A quiet test runs alone while the first pass runs beside the quiet pass, one of TAIL only once it has ended
