@@ -61,22 +61,34 @@ def test_server_window_equals_the_difference_of_start_and_end_scrapes(triton, re
     # (the statistics API's batch histogram restarts at a config reload, so it is not compared across one here)
 
 
-def test_client_window_p99_is_the_p99_of_every_request_in_it(triton, restore_model):
-    restore_model(MODEL)
+def _client_window(triton, duration_s: float) -> tuple[float, dict, list[float]]:
+    """Drive MODEL for duration_s; return the run's start, the controller's window from 1 s after it to 1 s before
+    its end, and the latencies (ms) of the answered requests that ended inside that window, from the records."""
     records = []
     load = LoadController(triton.url)
     load.subscribe(records.extend)
-    load.start(LoadSpec(model=MODEL, concurrency=4, duration_s=4.0, seed=1))
-    assert load.wait(30.0)
+    load.start(LoadSpec(model=MODEL, concurrency=4, duration_s=duration_s, seed=1))
+    assert load.wait(30.0 + duration_s)
     load.close()
-    t0 = load.snapshot().started_at
-    window = load.window(t0 + 1.0, t0 + 3.0)["all"]
-    inside = [r.latency_s * 1000 for r in records if 1.0 <= r.sent_s + r.latency_s < 3.0 and r.outcome.value == "ok"]
-    print(f"window: n={window['latency_n']}, p99 {window['p99_ms']:.2f} ms; records: n={len(inside)}, "
-          f"p99 {np.percentile(inside, 99):.2f} ms")
+    t0, end = load.snapshot().started_at, duration_s - 1.0
+    window = load.window(t0 + 1.0, t0 + end)["all"]
+    inside = [r.latency_s * 1000 for r in records if 1.0 <= r.sent_s + r.latency_s < end and r.outcome.value == "ok"]
+    print(f"{duration_s:.0f} s run: window n={window['latency_n']}, p99 {window['p99_ms']:.2f} ms; records: "
+          f"n={len(inside)}, p99 {np.percentile(inside, 99):.2f} ms")
+    return t0, window, inside
+
+
+def test_client_window_p99_is_the_p99_of_every_request_in_it(triton, restore_model):
+    restore_model(MODEL)
+    # a p99 of over 100 answers; a busy host answers fewer in the same seconds (ci247: 54 answers of 277-563 ms in
+    # the 2 s window of a 4 s run, beside the first pass), so the run is made longer until the window holds them
+    for duration_s in (4.0, 8.0, 16.0):
+        t0, window, inside = _client_window(triton, duration_s)
+        if len(inside) > 100:
+            break
     assert window["latency_n"] == len(inside) > 100
     assert window["p99_ms"] == pytest.approx(np.percentile(inside, 99))
-    assert window["span"] == (t0 + 1.0, t0 + 3.0)
+    assert window["span"] == (t0 + 1.0, t0 + duration_s - 1.0)
 
 
 @pytest.fixture
