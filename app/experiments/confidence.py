@@ -146,6 +146,15 @@ class Difference:
         return f"{self.level * 100:.3g} %"
 
 
+def _stdev(values: list[float]) -> float:
+    """Return the sample standard deviation in floats (0 for equal values, as statistics.stdev): that one sums
+    exact fractions, 21 µs a call of four values against 0.8 µs, for a relative difference under 3e-16."""
+    if max(values) == min(values):
+        return 0.0
+    centre = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1))
+
+
 def paired(key: str, a: list[float | None], b: list[float | None], min_effect: float = 0.03,
            family: int = 1) -> Difference | None:
     """Return the paired difference of one metric, None with fewer than two complete pairs.
@@ -164,12 +173,12 @@ def paired(key: str, a: list[float | None], b: list[float | None], min_effect: f
     mean = statistics.fmean(y - x for x, y in pairs)
     if ratio_scale(key) and all(x > 0 and y > 0 for x, y in pairs):
         logs = [math.log(y / x) for x, y in pairs]
-        centre, half = statistics.fmean(logs), t * statistics.stdev(logs) / math.sqrt(n)
+        centre, half = statistics.fmean(logs), t * _stdev(logs) / math.sqrt(n)
         rel, rel_low, rel_high = (math.expm1(v) for v in (centre, centre - half, centre + half))
         low, high, scale, sign = rel_low * a_mean, rel_high * a_mean, RATIO, centre
         big = abs(rel) >= min_effect
     else:
-        half = t * statistics.stdev(y - x for x, y in pairs) / math.sqrt(n)
+        half = t * _stdev([y - x for x, y in pairs]) / math.sqrt(n)
         low, high, scale, sign = mean - half, mean + half, ADDITIVE, mean
         rel, rel_low, rel_high = ((mean / a_mean, low / a_mean, high / a_mean) if a_mean else (None, None, None))
         big = abs(mean) >= min_effect * abs(a_mean) if a_mean else mean != 0
