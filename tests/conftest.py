@@ -78,6 +78,9 @@ class TritonFixture:
         http.InferenceServerClient(self.endpoint.host_port).load_model(model, headers=self.endpoint.control_headers)
 
 
+_SESSION_SERVERS: list[EmbeddedServer] = []  # the triton fixture's, while it serves
+
+
 @pytest.fixture(scope="session")
 def triton(tmp_path_factory) -> TritonFixture:
     """Start one real tritonserver for the session; stop it and all its stubs at the end."""
@@ -87,8 +90,10 @@ def triton(tmp_path_factory) -> TritonFixture:
                                           log_dir=base))
     endpoint = server.start()
     pgid = server.proc.pid
+    _SESSION_SERVERS.append(server)
     yield TritonFixture(server, endpoint, repo, MODEL_REPOSITORY)
     server.stop()
+    _SESSION_SERVERS.remove(server)
     if group_alive(pgid):  # pragma: no cover - stop() failed to clean up
         os.killpg(pgid, signal.SIGKILL)
         pytest.fail("tritonserver left processes behind after stop()")
@@ -255,25 +260,27 @@ QUIET = (
 # scenarios' claims wait for it: `patterns` read p99 fixed / before 0.90 where <= 0.75 is claimed, alone in the lane
 # beside the first pass's last minute (2026-12-04; 0.34-0.43 after it); the two Experiments-page studies, long and
 # waiting as well, end the queue with them. They run in four lanes of about a minute each, one a worker (an xdist
-# group each), balanced by their seconds four at a time after the first pass (clean clones of 9231a9a). Handed out
+# group each), balanced by their seconds four at a time after the first pass (below). Handed out
 # one by one, a worker waiting for the first pass with two tests or fewer took another (xdist's loadgroup tops a
 # worker up at two pending), so two of the four took two long ones each and the pass ended 60-76 s after the first
 # where a balanced spread takes about 57 (2026-12-05). A lane of three or more takes nothing more while it waits;
 # the one of two (`patterns`, the longest) is handed out last, when nothing is left to take.
 _CLAIM = "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim"
-TAIL_LANES = {
-    "tail-1": (f"{_CLAIM}[queue-delay]",  # 34.2 s
-               f"{_CLAIM}[mixed-traffic]",  # 12.3
-               f"{_CLAIM}[instances-x-batching]"),  # 9.8
-    "tail-2": (f"{_CLAIM}[instance-sweep]",  # 27.1
-               "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json",  # 13.2
-               f"{_CLAIM}[retry-storm]"),  # 15.4
-    "tail-3": ("tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_"
-               "an_ab_gives_a_verdict",  # 17.2
-               f"{_CLAIM}[three-batchings]",  # 16.5
-               f"{_CLAIM}[variable-shapes]"),  # 16.2
-    "tail-4": (f"{_CLAIM}[patterns]",  # 38.9
-               # 13.1 s
+TAIL_LANES = {  # seconds: each test's in two whole runs of 2ff45b4 (ci254, ci255), four lanes at once; the lanes
+    # took 59-61, 58-61, 47-50 and 55-58 s as they were there (tail-3 then held the page study and two claims)
+    "tail-1": (f"{_CLAIM}[queue-delay]",  # 31.7-32.0
+               f"{_CLAIM}[mixed-traffic]",  # 12.2-12.5
+               # 13.4-13.5
+               "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json"),
+    "tail-2": (f"{_CLAIM}[instance-sweep]",  # 26.9-27.7
+               f"{_CLAIM}[three-batchings]",  # 13.7-13.8
+               "tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_"
+               "an_ab_gives_a_verdict"),  # 16.2-18.0
+    "tail-3": (f"{_CLAIM}[retry-storm]",  # 17.2-17.5
+               f"{_CLAIM}[variable-shapes]",  # 16.4-17.1
+               f"{_CLAIM}[instances-x-batching]"),  # 15.1-15.7
+    "tail-4": (f"{_CLAIM}[patterns]",  # 38.8-39.3
+               # 16.1-16.3
                "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict"),
 }
 # In the lanes' order; a claim no lane names (a scenario added since) waits too and is handed out after them.
@@ -453,6 +460,30 @@ def pytest_collection_finish(session):
     flag, worker = os.environ.get("TBL_FIRST_PASS_COLLECTED"), os.environ.get("PYTEST_XDIST_WORKER")
     if flag and worker:
         Path(f"{flag}.{worker}").touch()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Before the session's last teardown: a first-pass worker says it has run its last test (scripts/lab.sh lets the
+    quiet tests that wait for the first pass go once every worker has, while the workers' servers stop), and the
+    session's servers are asked to stop all at once (tests/server/hand_started.py ask_all_to_stop)."""
+    if nextitem is None:
+        flag, worker = os.environ.get("TBL_FIRST_PASS_DONE"), os.environ.get("PYTEST_XDIST_WORKER")
+        if flag and worker:
+            Path(f"{flag}.{worker}").touch()
+        # the session node's finalizers run last in, first out: this one before the session fixtures' own, after
+        # every function's and module's (the servers serve those to their end)
+        item.session.addfinalizer(_ask_session_servers_to_stop)
+    yield
+
+
+def _ask_session_servers_to_stop() -> None:
+    from tests.server.hand_started import ask_all_to_stop  # noqa: PLC0415
+
+    ask_all_to_stop()
+    for server in _SESSION_SERVERS:
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.send_signal(signal.SIGTERM)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)

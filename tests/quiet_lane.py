@@ -1,14 +1,15 @@
 """One quiet test at a time while the first pass runs beside the quiet pass; as many as its workers once it ends.
 
-scripts/lab.sh runs the quiet pass on the workers scripts/host_speed.py --at-once allows (on a host as quick as ours,
-4) and, while the first pass runs beside it, names in TBL_FIRST_PASS_RUNNING a file that exists until
-the first pass ends. While it exists, a quiet test runs only holding an exclusive lock on FILE.lock, taken in turns:
-a worker that held it last lets a waiting one go first, so the workers' queues go down together and none is left
-with a long queue for the end; a test of tests/conftest.py TAIL waits instead for the file to go
-(after_the_first_pass). Once the file is gone the workers run at once (docs/MEASUREMENTS.md#the-test-suite:
-alone, the quiet tests kept the two cores 80-95 % idle for the last 4.7 minutes of the run; two at once, 65-90 %).
-Two at once beside the first pass (2026-12-04): a sweep's operating point missed its p99 budget in one of seven clean
-runs, the `patterns` scenario's tail in an earlier try (docs/MEASUREMENTS.md#the-test-suite).
+scripts/lab.sh runs the quiet pass on the workers scripts/host_speed.py --at-once allows (on a host as quick as
+ours, 4) and, while the first pass runs beside it, names in TBL_FIRST_PASS_RUNNING a file that exists until each of
+the first pass's workers has run its last test (tests/conftest.py marks it; their servers stop meanwhile). While it
+exists, a quiet test runs only holding an exclusive lock on FILE.lock, taken in turns: a worker that held it last
+lets a waiting one go first, so the workers' queues go down together and none is left with a long queue for the end;
+a test of tests/conftest.py TAIL waits instead for the file to go (after_the_first_pass). Once the file is gone the
+workers run at once (docs/MEASUREMENTS.md#the-test-suite: alone, the quiet tests kept the two cores 80-95 % idle for
+the last 4.7 minutes of the run; two at once, 65-90 %). Two at once beside the first pass (2026-12-04): a sweep's
+operating point missed its p99 budget in one of seven clean runs, the `patterns` scenario's tail in an earlier try
+(docs/MEASUREMENTS.md#the-test-suite).
 """
 from __future__ import annotations
 

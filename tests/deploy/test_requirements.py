@@ -91,6 +91,23 @@ def test_lab_sh_installs_the_pip_that_requirements_txt_pins_by_its_hashes():
     assert _pins_of(run.stdout, "pinned_pip") == {"pip": _pins(RUNTIME)["pip"]}, run.stdout
 
 
+def test_lab_sh_splits_the_pins_in_two_halves_that_hold_each_package_once_with_its_hashes(tmp_path):
+    """scripts/lab.sh installs the lock files in two halves at once (pip --no-deps): between them every pin of both
+    files but pip (installed first), each in one half only, with its version and every hash."""
+    function = lab_sh_functions("split_pins")
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    run = subprocess.run(["bash", "-c", f"set -euo pipefail\n{function}\nsplit_pins {one} {two} {RUNTIME} {TEST}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
+    assert run.returncode == 0, run.stderr
+    first, second = _pins(one), _pins(two)
+    print(len(first), len(second), sorted(first), sorted(second))
+    assert set(first) & set(second) == set()
+    wanted = {**_pins(TEST), **_pins(RUNTIME)}
+    del wanted["pip"]
+    assert {**first, **second} == wanted
+    assert {"playwright", "nvidia-pytriton"} <= set(first) and {"pyarrow", "numpy"} <= set(second)
+
+
 def test_the_venv_runs_the_pinned_versions():
     """scripts/lab.sh installed what the lock files name (runtime and, for the tests, the test set)."""
     wanted = {name: version for path in (RUNTIME, TEST) for name, (version, _) in _pins(path).items()}
