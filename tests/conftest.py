@@ -266,25 +266,30 @@ QUIET = (
 # where a balanced spread takes about 57 (2026-12-05). A lane of three or more takes nothing more while it waits;
 # the one of two (`patterns`, the longest) is handed out last, when nothing is left to take.
 _CLAIM = "tests/scenarios/test_scenarios.py::test_the_scenario_reproduces_its_claim"
-TAIL_LANES = {  # seconds: each test's in two whole runs of 2ff45b4 (ci254, ci255), four lanes at once; the lanes
-    # took 59-61, 58-61, 47-50 and 55-58 s as they were there (tail-3 then held the page study and two claims)
-    "tail-1": (f"{_CLAIM}[queue-delay]",  # 31.7-32.0
-               f"{_CLAIM}[mixed-traffic]",  # 12.2-12.5
-               # 13.4-13.5
-               "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json"),
-    "tail-2": (f"{_CLAIM}[instance-sweep]",  # 26.9-27.7
-               f"{_CLAIM}[three-batchings]",  # 13.7-13.8
+TAIL_LANES = {  # seconds: each test's in two whole runs of 365e516 (ci256, ci257), four lanes at once; the lanes
+    # took 58-62, 61-62, 44-46 and 54-58 s as they were there
+    "tail-1": (f"{_CLAIM}[queue-delay]",  # 31.2-32.6
+               f"{_CLAIM}[mixed-traffic]",  # 11.7-12.6
+               f"{_CLAIM}[variable-shapes]"),  # 13.6-14.0
+    "tail-2": (f"{_CLAIM}[instance-sweep]",  # 26.3-27.3
+               f"{_CLAIM}[three-batchings]",  # 13.6-14.4
+               f"{_CLAIM}[instances-x-batching]"),  # 14.9-15.9
+    "tail-3": (f"{_CLAIM}[retry-storm]",  # 15.2-15.7
+               # 15.5-16.8
+               "tests/scenarios/test_scenarios.py::test_the_cli_lists_them_and_runs_one_headless_with_json",
                "tests/ui/test_experiments_page.py::test_a_sweep_defined_on_the_page_lands_its_operating_point_and_"
-               "an_ab_gives_a_verdict"),  # 16.2-18.0
-    "tail-3": (f"{_CLAIM}[retry-storm]",  # 17.2-17.5
-               f"{_CLAIM}[variable-shapes]",  # 16.4-17.1
-               f"{_CLAIM}[instances-x-batching]"),  # 15.1-15.7
-    "tail-4": (f"{_CLAIM}[patterns]",  # 38.8-39.3
-               # 16.1-16.3
+               "an_ab_gives_a_verdict"),  # 20.8-21.0
+    "tail-4": (f"{_CLAIM}[patterns]",  # 38.1-40.4
+               # 16.3-17.7
                "tests/ui/test_experiments_page.py::test_a_concept_page_runs_its_scenario_and_shows_the_verdict"),
 }
 # In the lanes' order; a claim no lane names (a scenario added since) waits too and is handed out after them.
 TAIL = (*(prefix for lane in TAIL_LANES.values() for prefix in lane), _CLAIM)
+# The quiet tests the lane runs last (path prefixes): short ones (0.7-7.4 s each, ~38 s in all), so that what is left
+# of the lane when the first pass ends spreads over the four workers and the TAIL lanes start nearly together. When
+# the first pass ended first (ci256, 2026-12-05), three gpu_sim tests of 9-14 s were left, and two workers began
+# their tail lane 11 and 15 s after the others.
+LANE_LAST = ("tests/loadgen/", "tests/models/test_token_sim.py")
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
@@ -448,10 +453,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
     # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone;
-    # the quiet TAIL last, lane by lane; the unit tests after the other live tests: a thousand tests of ~20 ms
-    # fill the workers' ends evenly, where a 26 s page test handed out last ended the first pass alone for 35 s
-    # (2026-12-04)
+    # the quiet TAIL last, lane by lane, after LANE_LAST; the unit tests after the other live tests: a thousand
+    # tests of ~20 ms fill the workers' ends evenly, where a 26 s page test handed out last ended the first pass
+    # alone for 35 s (2026-12-04)
     items.sort(key=lambda item: (not long[item.nodeid], _tail_rank(item.nodeid),
+                                 item.nodeid.startswith(LANE_LAST) and _under(item.nodeid, QUIET),
                                  item.get_closest_marker("live") is None))
 
 
