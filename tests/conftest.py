@@ -285,11 +285,6 @@ TAIL_LANES = {  # seconds: each test's in two whole runs of 365e516 (ci256, ci25
 }
 # In the lanes' order; a claim no lane names (a scenario added since) waits too and is handed out after them.
 TAIL = (*(prefix for lane in TAIL_LANES.values() for prefix in lane), _CLAIM)
-# The quiet tests the lane runs last (path prefixes): short ones (0.7-7.4 s each, ~38 s in all), so that what is left
-# of the lane when the first pass ends spreads over the four workers and the TAIL lanes start nearly together. When
-# the first pass ended first (ci256, 2026-12-05), three gpu_sim tests of 9-14 s were left, and two workers began
-# their tail lane 11 and 15 s after the others.
-LANE_LAST = ("tests/loadgen/", "tests/models/test_token_sim.py")
 # Tests that share one thing outside their process run on one worker, in turn: the Docker daemon (the lab's local
 # image tag, containers named by port) and the image builds of tests/deploy.
 GROUPS = {"docker": ("tests/server/test_docker_server.py", "tests/deploy/test_compose.py")}
@@ -453,11 +448,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.timeout(BROWSER_TIMEOUT_S))
         long[item.nodeid] = group is not None and (group.startswith("chromium") or group in (*GROUPS, HAND_STARTED))
     # the long lanes (Chromium, Docker, hand-started servers) first: handed out last, they would end the pass alone;
-    # the quiet TAIL last, lane by lane, after LANE_LAST; the unit tests after the other live tests: a thousand
-    # tests of ~20 ms fill the workers' ends evenly, where a 26 s page test handed out last ended the first pass
-    # alone for 35 s (2026-12-04)
+    # the quiet TAIL last, lane by lane; the unit tests after the other live tests: a thousand tests of ~20 ms
+    # fill the workers' ends evenly, where a 26 s page test handed out last ended the first pass alone for 35 s
+    # (2026-12-04). (The lane's short loadgen and token_sim tests handed out last, to spread what is left of it when
+    # the first pass ends first: they ran in the first pass's last minute in the slow runs, and token_sim's in-flight
+    # test read its newcomer late there, ci264; not kept.)
     items.sort(key=lambda item: (not long[item.nodeid], _tail_rank(item.nodeid),
-                                 item.nodeid.startswith(LANE_LAST) and _under(item.nodeid, QUIET),
                                  item.get_closest_marker("live") is None))
 
 
