@@ -90,20 +90,33 @@ class LatePacer(LoopPacer):
         await super().wait_until(when + 0.005)
 
 
-def test_a_send_after_its_slot_is_marked_late(fanout, data):
+def _late_run(fanout, data, tries: int = 3):
+    """Run 1.5 s at 20/s with LatePacer; return its records by slot, its summary and which sends were chained (went
+    out in the wake of the one before, its slot already past). A run in which the loop fell behind for most sends is
+    shown and made again, up to `tries`: in a slow first pass the loop's first wake came 456 ms late and 18 of 29
+    sends were chained (ci271, 2026-12-05), leaving too few sends it woke for to judge."""
     spec = LoadSpec(mode=Mode.OPEN, rate=20.0, arrival=ArrivalSpec(kind="constant"), model="fanout", duration_s=1.5,
                     classes=(count_class(data, "one", 1),))  # 50 ms apart: each wait covers one slot
-    records, summary = run(fanout, spec, pacer=LatePacer())
-    assert records and not failures(records), failures(records)
-    records.sort(key=lambda r: r.scheduled_s)
+    for attempt in range(1, tries + 1):
+        records, summary = run(fanout, spec, pacer=LatePacer())
+        assert records and not failures(records), failures(records)
+        records.sort(key=lambda r: r.scheduled_s)
+        chained = [i > 0 and records[i - 1].sent_s >= r.scheduled_s for i, r in enumerate(records)]
+        if chained.count(False) > len(records) // 2:  # the loop kept up most of the time
+            return records, summary, chained
+        print(f"try {attempt}: not judged, the loop fell behind ({chained.count(True)} of {len(records)} sends "
+              f"chained): {[round(r.lateness_s, 4) for r in records]}")
+    pytest.fail(f"the loop fell behind in each of {tries} runs: the test's process kept stalling")
+
+
+def test_a_send_after_its_slot_is_marked_late(fanout, data):
+    records, summary, chained = _late_run(fanout, data)
     lateness = [round(r.lateness_s, 4) for r in records]  # for the messages; the checks read the records
     # A send the loop woke for went out 5 ms after its slot (4 ms: timer rounding). One whose slot had passed when
     # the loop woke for the one before (the previous send went out after it) went out in that wake, as late as the
     # loop was: beside stress-ng --cpu 1 the loop once woke 46.7 ms late, and the next send was 1.7 ms late
     # (2026-12-05). Each is marked late exactly when it went out more than late_after_ms (1 ms) after its slot.
-    chained = [i > 0 and records[i - 1].sent_s >= r.scheduled_s for i, r in enumerate(records)]
     assert all(r.lateness_s >= 0.004 or after for r, after in zip(records, chained)), (lateness, chained)
-    assert chained.count(False) > len(records) // 2, (lateness, chained)  # the loop kept up most of the time
     assert [r.late for r in records] == [r.lateness_s > 0.001 for r in records], lateness
     assert summary["all"]["late"] == sum(r.late for r in records), (summary["all"], lateness)
 
