@@ -459,7 +459,12 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     """A first-pass worker says it has collected (scripts/lab.sh starts the quiet pass once all have)."""
-    flag, worker = os.environ.get("TBL_FIRST_PASS_COLLECTED"), os.environ.get("PYTEST_XDIST_WORKER")
+    _mark_first_pass_worker("TBL_FIRST_PASS_COLLECTED")
+
+
+def _mark_first_pass_worker(variable: str) -> None:
+    """Touch PREFIX.gwN, PREFIX the environment's `variable` (scripts/lab.sh counts a first-pass worker's marks)."""
+    flag, worker = os.environ.get(variable), os.environ.get("PYTEST_XDIST_WORKER")
     if flag and worker:
         Path(f"{flag}.{worker}").touch()
 
@@ -470,9 +475,7 @@ def pytest_runtest_teardown(item, nextitem):
     quiet tests that wait for the first pass go once every worker has, while the workers' servers stop), and the
     session's servers are asked to stop all at once (tests/server/hand_started.py ask_all_to_stop)."""
     if nextitem is None:
-        flag, worker = os.environ.get("TBL_FIRST_PASS_DONE"), os.environ.get("PYTEST_XDIST_WORKER")
-        if flag and worker:
-            Path(f"{flag}.{worker}").touch()
+        _mark_first_pass_worker("TBL_FIRST_PASS_DONE")
         # the session node's finalizers run last in, first out: this one before the session fixtures' own, after
         # every function's and module's (the servers serve those to their end)
         item.session.addfinalizer(_ask_session_servers_to_stop)
