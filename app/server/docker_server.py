@@ -24,15 +24,16 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
-from app.server.embedded import MODEL_FAULTS_SHOWN, endpoint_at, wait_ready
+from app.server.embedded import MODEL_FAULTS_SHOWN, PortTaken, endpoint_at, start_on_free_ports, wait_ready
 from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError, start_with_one_more_try
-from app.server.ports import choose_ports
 from app.server.repository import model_names
+from app.server.server_process import listener_pid
 
 LOCAL_IMAGE = "tbl-triton-local:1"  # the image the lab makes: empty, the host's userland is mounted
 NGC_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"  # server 2.51, as embedded on CPU
@@ -225,7 +226,10 @@ class DockerServer:
 
     def _start_container(self) -> Endpoint:
         opts = self.options
-        ports = choose_ports((opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
+        return start_on_free_ports(self._start_on, (opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
+
+    def _start_on(self, ports: tuple[int, int, int]) -> Endpoint:
+        opts = self.options
         name = opts.name or f"tbl-triton-{ports[0]}"
         kwargs = run_kwargs(opts, ports, name)  # ServerBinaryError here (the lab's image) before Docker is asked
         self._ensure_image()
@@ -238,7 +242,8 @@ class DockerServer:
         self.started_at = time.time()
         _live.add(self)
         try:
-            wait_ready(self.endpoint, opts.ready_timeout_s, self._problem, self.log_tail, "the Triton container")
+            wait_ready(self.endpoint, opts.ready_timeout_s, self._problem, self.log_tail, "the Triton container",
+                       ours=self._answers)
         except ServerStartError:
             self.stop()
             raise
@@ -326,10 +331,34 @@ class DockerServer:
         old.remove(force=True)
 
     def _problem(self) -> str | None:
-        """Return why the container cannot become ready any more (None while it still may)."""
+        """Return why the container cannot become ready any more (None while it still may); PortTaken when another
+        process bound one of its ports first (host network)."""
         if self.running():
             return None
-        return f"the Triton container stopped.\n{self._errors()}{self.log_tail(20)}"
+        tail = self.log_tail(20)
+        if "already in use" in tail:
+            raise PortTaken(f"a port of the Triton container was taken before it could bind it.\n{tail}")
+        return f"the Triton container stopped.\n{self._errors()}{tail}"
+
+    def _answers(self, url: str) -> bool:
+        """Return False when another process listens on url's port (True when it is the container's, or cannot be
+        told: published ports are held by Docker's proxy)."""
+        if self.options.network != "host" or self.container is None:
+            return True
+        holder = listener_pid(urlsplit(url).port)
+        return holder is None or _descends_from(holder, int(self.container.attrs.get("State", {}).get("Pid") or 0))
+
+
+def _descends_from(pid: int, ancestor: int, proc: Path = Path("/proc")) -> bool:
+    """Return True when pid is ancestor or one of its descendants (the image's entry point may start tritonserver)."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
 
 
 def _alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
@@ -19,8 +20,8 @@ from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
 from app.server.ports import choose_ports
-from app.server.server_process import listener_pid
 from app.server.repository import completes_nothing, model_names
+from app.server.server_process import listener_pid
 from loadgen.child_env import child_environment
 
 
@@ -69,13 +70,8 @@ class EmbeddedServer:
         return start_with_one_more_try(self._start_on_free_ports, "tritonserver")
 
     def _start_on_free_ports(self) -> Endpoint:
-        preferred = (self.options.http_port, self.options.grpc_port, self.options.metrics_port)
-        for attempt in range(PORT_TRIES):
-            try:
-                return self._start(choose_ports(preferred if attempt == 0 else (None, None, None), self.options.host))
-            except PortTaken:
-                if attempt == PORT_TRIES - 1:
-                    raise
+        opts = self.options
+        return start_on_free_ports(self._start, (opts.http_port, opts.grpc_port, opts.metrics_port), opts.host)
 
     def _start(self, ports: tuple[int, int, int]) -> Endpoint:
         opts = self.options
@@ -167,10 +163,9 @@ class EmbeddedServer:
             return f"tritonserver exited with code {self.proc.returncode}.\n{tail}"
         return None
 
-    def _answers(self) -> bool:
-        """Return False when another process listens on our HTTP port (True when it is ours or cannot be told)."""
-        port = int(self.endpoint.http_url.rsplit(":", 1)[1])
-        holder = listener_pid(port)
+    def _answers(self, url: str) -> bool:
+        """Return False when another process listens on url's port (True when it is ours or cannot be told)."""
+        holder = listener_pid(urlsplit(url).port)
         return holder is None or holder == self.proc.pid
 
 
@@ -194,11 +189,14 @@ def server_environment(environ=None) -> dict[str, str]:
 
 def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],
                what: str = "tritonserver", ours: Callable[[], bool] | None = None) -> None:
-    """Block until /v2/health/ready answers 200 (from our own process, when ours() can tell) and then its metrics
-    port answers too; ServerStartError when problem() names one or time runs out.
+    """Block until /v2/health/ready answers 200 and then its metrics port answers too, each from our own process
+    when ours(url) can tell; ServerStartError when problem() names one or time runs out.
 
     Triton opens its metrics port after its HTTP port (tens of ms later here, more on a busy host): a caller that
-    scrapes /metrics right after a ready answer found it refusing connections."""
+    scrapes /metrics right after a ready answer found it refusing connections. Ports are chosen free seconds before
+    Triton binds them: another server started meanwhile may answer on one (2026-12-05: a lab took another's metrics
+    port, 8002, and ran against a server that had exited on it). Such an answer is waited past; ours then fails to
+    bind that port and exits, and problem() says so."""
     deadline = time.monotonic() + timeout_s
     waiting_for = [f"{endpoint.http_url}/v2/health/ready", endpoint.metrics_url]
     while time.monotonic() < deadline:
@@ -207,7 +205,7 @@ def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str |
             raise ServerStartError(reason)
         try:
             with urllib.request.urlopen(waiting_for[0], timeout=1) as resp:
-                if resp.status == 200 and (ours is None or ours()):
+                if resp.status == 200 and (ours is None or ours(waiting_for[0])):
                     waiting_for.pop(0)
                     if not waiting_for:
                         return
@@ -224,6 +222,19 @@ PORT_TRIES = 3
 
 class PortTaken(ServerStartError):
     """Another process bound one of the server's ports between their choice and the server's bind."""
+
+
+def start_on_free_ports(start: Callable[[tuple[int, int, int]], Endpoint], preferred: tuple[int | None, ...],
+                        host: str) -> Endpoint:
+    """Return start(ports): the preferred ports when free, else any; other free ports when one was taken before the
+    server bound it (PortTaken), at most PORT_TRIES starts."""
+    for attempt in range(PORT_TRIES):
+        try:
+            return start(choose_ports(preferred if attempt == 0 else (None, None, None), host))
+        except PortTaken:
+            if attempt == PORT_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
 # A model that cannot load (a missing backend, a bad config, an import error in its model.py) must not keep the

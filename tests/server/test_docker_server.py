@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import tarfile
 import io
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,6 +18,7 @@ from app.server.errors import ServerStartError
 from app.server.status import fetch_status, with_log_reasons
 from loadgen.spec import LoadSpec
 from tests.helpers import copy_of_the_lab_repository, unavailable, wait_until
+from tests.server.squatter import Squatter
 
 
 # --- what the backend asks the daemon for (pure) ------------------------------------------------------------
@@ -239,6 +241,27 @@ def test_a_model_that_cannot_load_is_listed_with_its_reason_and_the_container_se
         assert not states["gpu_sim"].state and "failed to read text proto" in states["gpu_sim"].reason, states
     finally:
         server.stop()
+    assert _ours(client) == []
+
+
+def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_container(client, repo, monkeypatch):
+    """On the host network the container binds the ports itself, seconds after they were chosen free: another
+    process answering on its metrics port is waited past, and the container that could not bind it is replaced by
+    one on other free ports (2026-12-05: the dashboard's container test applied to another lab's server)."""
+    import app.server.embedded as embedded  # noqa: PLC0415 - where the ports are chosen
+
+    squatter = Squatter()
+    calls = squatter.first_choice_takes(embedded, 2, monkeypatch)
+    server = DockerServer(DockerOptions(model_repository=repo, models=("gpu_sim",), ready_timeout_s=60))
+    try:
+        endpoint = server.start()
+        assert len(calls) == 2, calls  # the first container exited on the taken port; a second one serves
+        assert squatter.port not in {urlsplit(endpoint.http_url).port, urlsplit(endpoint.metrics_url).port}, endpoint
+        assert fetch_status(endpoint).models[0].name == "gpu_sim" and server.running()
+        assert [c.id for c in _ours(client)] == [server.container.id], "the first container was not removed"
+    finally:
+        server.stop()
+        squatter.close()
     assert _ours(client) == []
 
 

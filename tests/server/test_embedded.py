@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,6 +19,7 @@ from app.server.errors import ServerStartError
 from app.server.ports import choose_ports, is_free
 from app.server.status import fetch_status, with_log_reasons
 from tests.helpers import copy_of_the_lab_repository, wait_until
+from tests.server.squatter import Squatter
 
 
 def test_fixture_server_is_ready_and_bound_to_loopback(triton):
@@ -183,43 +185,26 @@ def test_server_dies_with_the_process_that_started_it(tmp_path):
             app.kill()
 
 
-def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_server(tmp_path, monkeypatch):
-    """Another process answering ready on the chosen port is not our server: we wait for ours, and when ours cannot
-    bind it starts again on other free ports."""
-    import http.server  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
+@pytest.mark.parametrize("which", [0, 2], ids=["http", "metrics"])
+def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_server(tmp_path, monkeypatch, which):
+    """Another process answering on a chosen port is not our server: we wait for ours, and when ours cannot bind it
+    starts again on other free ports. The metrics port too (2026-12-05: a dashboard's server took 8002 while another
+    lab's answered there; the lab ran against its own server, which had exited on that port)."""
     import app.server.embedded as embedded  # noqa: PLC0415
 
-    class Ready(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the http.server hook
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    squatter = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ready)
-    threading.Thread(target=squatter.serve_forever, daemon=True).start()
-    taken = squatter.server_port
-    real = embedded.choose_ports
-    calls = []
-
-    def choose(preferred, host="127.0.0.1"):
-        calls.append(preferred)
-        grpc, metrics = real((None, None), host)
-        return (taken, grpc, metrics) if len(calls) == 1 else real(preferred, host)
-
-    monkeypatch.setattr(embedded, "choose_ports", choose)
+    squatter = Squatter()
+    calls = squatter.first_choice_takes(embedded, which, monkeypatch)
     server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("gpu_sim",), log_dir=tmp_path))
     try:
         endpoint = server.start()
-        assert len(calls) == 2, calls
-        assert not endpoint.http_url.endswith(f":{taken}")
-        assert fetch_status(endpoint).models[0].name == "gpu_sim"
+        logs = {log.name: log.read_text() for log in tmp_path.glob("tritonserver-*.log")}
+        assert len(calls) == 2 and len(logs) == 2, (calls, list(logs))
+        assert any(f"127.0.0.1:{squatter.port}' already in use" in text for text in logs.values()), logs
+        assert squatter.port not in {urlsplit(endpoint.http_url).port, urlsplit(endpoint.metrics_url).port}, endpoint
+        assert fetch_status(endpoint).models[0].name == "gpu_sim" and server.running()
     finally:
         server.stop()
-        squatter.shutdown()
+        squatter.close()
 
 
 def _stand_in(tmp_path, aborts: int, then: str) -> tuple:
