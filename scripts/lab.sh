@@ -261,13 +261,13 @@ run_passes() {
     done
     TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" >"$log" 2>&1 &
     quiet_pid=$!
-    # the first pass has ended once each worker has run its last test ($running.done.gwN): the quiet tests go on
-    # while its servers stop and pytest reports (a worker's session ended 2-16 s after its last test, 2026-12-05)
+    # the first pass has ended once each worker has ended its last test and stopped its servers ($running.done.gwN):
+    # the quiet tests go on while pytest reports
     until [ "$(marks "$running.done")" -ge "$TEST_WORKERS" ] || ! kill -0 "$first_pid" 2>/dev/null; do
       sleep 0.25
     done
     rm -f "$running"
-    echo "== the first pass ran its last test at $(date +%T); the quiet tests go on at once"
+    echo "== the first pass ended its last test at $(date +%T); the quiet tests go on at once"
     wait "$first_pid" || rc=$?
     wait "$quiet_pid" || rc=$((rc ? rc : $?))
     rm -f "$running".*

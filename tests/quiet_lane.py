@@ -2,7 +2,7 @@
 
 scripts/lab.sh runs the quiet pass on the workers scripts/host_speed.py --at-once allows (on a host as quick as
 ours, 4) and, while the first pass runs beside it, names in TBL_FIRST_PASS_RUNNING a file that exists until each of
-the first pass's workers has run its last test (tests/conftest.py marks it; their servers stop meanwhile). While it
+the first pass's workers has ended its last test and stopped its servers (tests/conftest.py marks it). While it
 exists, a quiet test runs only holding an exclusive lock on FILE.lock, taken in turns: a worker that held it last
 lets a waiting one go first, so the workers' queues go down together and none is left with a long queue for the end;
 a test of tests/conftest.py TAIL waits instead for the file to go (after_the_first_pass). Once the file is gone the

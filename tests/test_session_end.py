@@ -1,5 +1,5 @@
-"""The end of a test session (tests/conftest.py pytest_runtest_teardown): a first-pass worker marks that it has run its
-last test, and the session's servers are asked to stop all at once, after the last test's own teardown."""
+"""The end of a test session (tests/conftest.py pytest_runtest_teardown): the session's servers are asked to stop all at
+once, after the last test's own teardown, and a first-pass worker marks that it has ended once they have."""
 from __future__ import annotations
 
 import os
@@ -45,6 +45,10 @@ def test_the_session_servers_stop_at_once_and_the_worker_marks_its_last_test(tmp
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "done.gw0").exists(), sorted(p.name for p in tmp_path.iterdir())
     assert (tmp_path / "teardown-saw-them-serving").exists()
+    # the worker marks its end once its servers have stopped (their logs' last writes), not while they stop
+    logs = {log.name: log.stat().st_mtime for log in (tmp_path / "base").rglob("tritonserver-*.log")}
+    marked = (tmp_path / "done.gw0").stat().st_mtime
+    assert logs and marked >= max(logs.values()), f"marked at {marked:.3f}, the servers' logs last written at {logs}"
     # when each server began to stop, from its own log: one after another they began 2-3 s apart (a stop waits
     # for the Python stubs to unload, and the server looks for live models once a second)
     began = {}
