@@ -90,6 +90,21 @@ def ended(store) -> tuple[str, float, int] | None:
     return (row[0], row[1], len(json.loads(row[2]).get("checks", []))) if row and row[0] != "running" else None
 
 
+def show_why_nothing_started(panel, base) -> None:
+    """Print what the panel says (an error of a start that failed), the stored scenario studies and the dashboard's
+    log, for a Run click that started nothing the page showed."""
+    print("the panel:", panel.inner_text(timeout=10_000)[-3000:])
+    print("the page's alerts:", panel.page.locator('[data-testid="stAlert"]').all_inner_texts())
+    store = base / "state" / "experiments.sqlite"
+    if store.exists():
+        with sqlite3.connect(store, timeout=10) as db:
+            print("studies:", db.execute("SELECT id, kind, status, note FROM studies").fetchall())
+    else:
+        print("no experiments store: no study was started")
+    log = base / "streamlit.log"
+    print("streamlit.log:", log.read_text(errors="replace")[-3000:] if log.exists() else "none")
+
+
 @pytest.mark.browser
 def test_the_verdict_shows_within_seconds_of_the_end_with_no_reload(browser, triton, restore_model, tmp_path):
     restore_model(SHORTEST.model)
@@ -103,7 +118,11 @@ def test_the_verdict_shows_within_seconds_of_the_end_with_no_reload(browser, tri
             panel.locator("summary").first.click(timeout=90_000)
             run = panel.get_by_role("button", name="Run", exact=True)
             run.click(timeout=90_000)
-            wait_until(lambda: run.is_disabled(), 30, "Run to be disabled while the scenario runs")
+            try:
+                wait_until(lambda: run.is_disabled(), 30, "Run to be disabled while the scenario runs")
+            except BaseException:  # ci313 (2026-12-05): the click went through and Run stayed enabled for 30 s
+                show_why_nothing_started(panel, tmp_path)
+                raise
             end = wait_until(lambda: ended(tmp_path / "state" / "experiments.sqlite"), 240, "the scenario to end")
             verdict = panel.get_by_text(re.compile(r"^Last run: the claim (held|did not hold)"))
             wait_until(lambda: verdict.count() and run.is_enabled(), 15, "the verdict and an enabled Run, no reload")
