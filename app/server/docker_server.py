@@ -29,11 +29,12 @@ from urllib.parse import urlsplit
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
-from app.server.embedded import MODEL_FAULTS_SHOWN, PortTaken, endpoint_at, start_on_free_ports, wait_ready
+from app.server.embedded import (MODEL_FAULTS_SHOWN, endpoint_at, raise_if_port_taken, start_on_free_ports,
+                                 wait_ready)
 from app.server.endpoint import Endpoint
 from app.server.errors import ServerStartError, start_with_one_more_try
 from app.server.repository import model_names
-from app.server.server_process import listener_pid
+from app.server.server_process import descends_from, listener_pid
 
 LOCAL_IMAGE = "tbl-triton-local:1"  # the image the lab makes: empty, the host's userland is mounted
 NGC_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"  # server 2.51, as embedded on CPU
@@ -336,8 +337,7 @@ class DockerServer:
         if self.running():
             return None
         tail = self.log_tail(20)
-        if "already in use" in tail:
-            raise PortTaken(f"a port of the Triton container was taken before it could bind it.\n{tail}")
+        raise_if_port_taken(tail, "the Triton container")
         return f"the Triton container stopped.\n{self._errors()}{tail}"
 
     def _answers(self, url: str) -> bool:
@@ -346,19 +346,7 @@ class DockerServer:
         if self.options.network != "host" or self.container is None:
             return True
         holder = listener_pid(urlsplit(url).port)
-        return holder is None or _descends_from(holder, int(self.container.attrs.get("State", {}).get("Pid") or 0))
-
-
-def _descends_from(pid: int, ancestor: int, proc: Path = Path("/proc")) -> bool:
-    """Return True when pid is ancestor or one of its descendants (the image's entry point may start tritonserver)."""
-    while pid > 1:
-        if pid == ancestor:
-            return True
-        try:
-            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return False
-    return False
+        return holder is None or descends_from(holder, int(self.container.attrs.get("State", {}).get("Pid") or 0))
 
 
 def _alive(pid: int) -> bool:

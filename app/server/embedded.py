@@ -158,8 +158,7 @@ class EmbeddedServer:
         process bound one of its ports first."""
         if self.proc.poll() is not None:
             tail = self.log_tail()
-            if "already in use" in tail:
-                raise PortTaken(f"a port of tritonserver was taken before it could bind it.\n{tail}")
+            raise_if_port_taken(tail, "tritonserver")
             return f"tritonserver exited with code {self.proc.returncode}.\n{tail}"
         return None
 
@@ -188,7 +187,7 @@ def server_environment(environ=None) -> dict[str, str]:
 
 
 def wait_ready(endpoint: Endpoint, timeout_s: float, problem: Callable[[], str | None], log_tail: Callable[[], str],
-               what: str = "tritonserver", ours: Callable[[], bool] | None = None) -> None:
+               what: str = "tritonserver", ours: Callable[[str], bool] | None = None) -> None:
     """Block until /v2/health/ready answers 200 and then its metrics port answers too, each from our own process
     when ours(url) can tell; ServerStartError when problem() names one or time runs out.
 
@@ -222,6 +221,12 @@ PORT_TRIES = 3
 
 class PortTaken(ServerStartError):
     """Another process bound one of the server's ports between their choice and the server's bind."""
+
+
+def raise_if_port_taken(log_tail: str, what: str) -> None:
+    """Raise PortTaken when an exited server's log says one of its ports was in use (Triton exits on it)."""
+    if "already in use" in log_tail:
+        raise PortTaken(f"a port of {what} was taken before it could bind it.\n{log_tail}")
 
 
 def start_on_free_ports(start: Callable[[tuple[int, int, int]], Endpoint], preferred: tuple[int | None, ...],

@@ -63,6 +63,19 @@ def listener_pid(port: int, proc: Path = Path("/proc")) -> int | None:
     return None
 
 
+def descends_from(pid: int, ancestor: int, proc: Path = Path("/proc")) -> bool:
+    """Return True when pid is ancestor or one of its descendants (a container's entry point may start
+    tritonserver), by the parent pids in /proc."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            pid = int((proc / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
 def _candidates(proc: Path) -> list[int]:
     """Return every pid, tritonserver processes first (the usual answer, found without reading the others' fds)."""
     pids = [int(p.name) for p in proc.iterdir() if p.name.isdigit()]
