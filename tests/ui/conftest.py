@@ -17,7 +17,7 @@ import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.ports import free_port
-from tests.helpers import numpy2_python, require_tool
+from tests.helpers import numpy2_python, require_tool, wait_until
 from tests.ui import apptest  # noqa: F401 - every page test's AppTests share one component scan (apptest.py)
 
 
@@ -190,10 +190,71 @@ RENDER_LOG = """(() => {
   const watch = () => new MutationObserver(m => bucket().mutations += m.length)
     .observe(document.documentElement, {subtree: true, childList: true, attributes: true});
   document.documentElement ? watch() : document.addEventListener('DOMContentLoaded', watch);
+  const now = () => Math.round(performance.now() - log.start);
+  const script = () => document.querySelector('[data-test-script-state]')?.dataset.testScriptState;
+  log.clicks = [];  // where each click landed: the control (button, input, label, summary, link) or none
+  document.addEventListener('click', e => { const c = e.target.closest?.('button,input,label,summary,a');
+    log.clicks.push({at: now(), x: e.clientX, y: e.clientY, script: script(),
+      on: c ? `${c.tagName} ${(c.innerText || c.getAttribute('aria-label') || '').trim().slice(0, 60)}`
+            : `${e.target.tagName} (no control)`,
+      panel: e.target.closest?.('[data-testid="stExpander"]')?.querySelector('summary')?.innerText.trim().slice(0, 60)
+        ?? null}); }, true);
+  log.sent = [];  // the last 30 messages to Streamlit's socket (BackMsg bytes): did a click ask for a rerun
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    if (this.url.endsWith('/_stcore/stream') && data && data.byteLength < 65536) {
+      log.sent.push({at: now(), script: script(), bytes: Array.from(new Uint8Array(data.buffer ?? data,
+        data.byteOffset ?? 0, data.byteLength))});
+      if (log.sent.length > 30) log.sent.shift();
+    }
+    return send.call(this, data);
+  };
 })()"""
 READ_RENDER_LOG = """() => window.__tblRender && {url: location.pathname, visibility: document.visibilityState,
   script: document.querySelector('[data-test-script-state]')?.dataset.testScriptState,
-  last: Object.fromEntries(Object.entries(window.__tblRender.buckets).slice(-12))}"""
+  now: Math.round(performance.now() - window.__tblRender.start),
+  last: Object.fromEntries(Object.entries(window.__tblRender.buckets).slice(-12)),
+  clicks: window.__tblRender.clicks.slice(-10), sent: window.__tblRender.sent}"""
+
+
+def back_messages(sent: list[dict]) -> list[str]:
+    """Describe the messages a page sent to Streamlit (RENDER_LOG's sent): when, what, and for a rerun its fragment and
+    the widgets it triggers (a button's click)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: PLC0415 - only a failed browser test reads these
+
+    out = []
+    for m in sent:
+        msg = BackMsg.FromString(bytes(m["bytes"]))
+        kind = msg.WhichOneof("type")
+        text = f"{m['at']} ms ({m['script']}): {kind}"
+        if kind == "rerun_script":
+            r = msg.rerun_script
+            triggers = [w.id.split("-", 2)[-1] for w in r.widget_states.widgets
+                        if w.WhichOneof("value") == "trigger_value" and w.trigger_value]
+            text += (f" fragment={r.fragment_id or '-'} auto={r.is_auto_rerun} widgets={len(r.widget_states.widgets)}"
+                     f" triggers={triggers}")
+        out.append(text)
+    return out
+
+
+def click_landing(locator, control: str, tries: int = 3) -> dict:
+    """Click locator until the click event lands on it (RENDER_LOG's clicks), control being what the log names it
+    ("BUTTON Run"); return that click. A click that landed on no control (the page moved or redrew the element
+    between the press and the release) changed nothing and is made again; one that landed on another control fails
+    the test, as it may have done something."""
+    page = locator.page
+    landed: list[dict] = []
+    for attempt in range(1, tries + 1):
+        seen = page.evaluate("window.__tblRender.clicks.length")
+        locator.click(timeout=90_000)
+        landed = wait_until(lambda: page.evaluate(f"window.__tblRender.clicks.slice({seen})"), 30,
+                            f"the click on {control!r} to reach the page")
+        if landed[-1]["on"] == control:
+            return landed[-1]
+        if not landed[-1]["on"].endswith("(no control)"):
+            pytest.fail(f"the click meant for {control!r} landed on another control: {landed}")
+        print(f"click {attempt} meant for {control!r} landed on no control, made again: {landed}")
+    pytest.fail(f"{tries} clicks meant for {control!r} landed on no control: the last {landed}")
 
 
 class PatientBrowser:
@@ -212,7 +273,9 @@ class PatientBrowser:
 
         def close_and_keep_log(**close_kwargs):
             try:  # a page whose main thread does not answer in 5 s is reported as such
-                self.render_logs.append(json.dumps(page.wait_for_function(READ_RENDER_LOG, timeout=5_000).json_value()))
+                log = page.wait_for_function(READ_RENDER_LOG, timeout=5_000).json_value()
+                log["sent"] = back_messages(log.get("sent") or [])
+                self.render_logs.append(json.dumps(log, ensure_ascii=False))
             except Exception as e:  # noqa: BLE001 -- a diagnostic: whatever happened is the finding
                 self.render_logs.append(f"{page.url}: no render log ({type(e).__name__}: {str(e).splitlines()[0]})")
             close(**close_kwargs)

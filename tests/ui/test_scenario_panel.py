@@ -18,6 +18,7 @@ from app.paths import ROOT
 from app.scenarios.catalog import SCENARIOS
 from app.ui.scenarios import HELD, NOT_HELD
 from tests.ui.apptest import PAGES, RUN_TIMEOUT_S, texts, wait_until
+from tests.ui.conftest import click_landing
 from tests.ui.fresh_dashboard import fresh_dashboard
 
 SHORTEST = min(SCENARIOS.values(), key=lambda s: sum(p.seconds + p.warmup_s for p in s.phases(False)))
@@ -117,10 +118,13 @@ def test_the_verdict_shows_within_seconds_of_the_end_with_no_reload(browser, tri
             # to be stable enough to click (a CI run), so these wait longer than Playwright's default
             panel.locator("summary").first.click(timeout=90_000)
             run = panel.get_by_role("button", name="Run", exact=True)
-            run.click(timeout=90_000)
+            # ci313 and a CI run (2026-12-05): Playwright's click returned, Run stayed enabled for 30 s, nothing was
+            # started and the page said nothing: click_landing makes sure the click reached the button, and the
+            # render log of a failure lists the clicks and the reruns the page asked for (its "sent")
+            click_landing(run, "BUTTON Run")
             try:
                 wait_until(lambda: run.is_disabled(), 30, "Run to be disabled while the scenario runs")
-            except BaseException:  # ci313 (2026-12-05): the click went through and Run stayed enabled for 30 s
+            except BaseException:
                 show_why_nothing_started(panel, tmp_path)
                 raise
             end = wait_until(lambda: ended(tmp_path / "state" / "experiments.sqlite"), 240, "the scenario to end")
