@@ -2,6 +2,7 @@
 once, after the last test's own teardown, and a first-pass worker marks that it has ended once they have."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -60,3 +61,48 @@ def test_the_session_servers_stop_at_once_and_the_worker_marks_its_last_test(tmp
     assert len(began) == 2, began
     spread = (max(began.values()) - min(began.values())).total_seconds()
     assert spread < 1.5, f"the servers began to stop {spread:.2f} s apart: {began}"
+
+
+DYING = '''
+import json
+from pathlib import Path
+
+
+def test_the_server_dies(triton):
+    mlp = triton.repo / "mlp" / "config.pbtxt"
+    mlp.write_text(mlp.read_text() + "\\n# a test's edit\\n")
+    triton.server.proc.kill()
+    triton.server.proc.wait(30)
+
+
+def test_the_next_test_finds_it_serving(triton):
+    from app.server.status import fetch_status
+    ready = sorted(m.name for m in fetch_status(triton.endpoint).models if m.state == "READY")
+    edited = "# a test's edit" in (triton.repo / "mlp" / "config.pbtxt").read_text()
+    Path(triton.repo.parents[2] / "seen.json").write_text(json.dumps({"url": triton.url, "ready": ready,
+                                                                       "edited": edited}))
+'''
+
+
+def test_a_session_server_that_dies_fails_that_test_and_serves_the_next_on_its_ports(tmp_path):
+    """Triton 2.51 can die on a reload under load (ci320): the test it died in says so, and the worker's next test
+    finds the session server serving again, on the same ports, its repository as the lab ships it."""
+    (tmp_path / "test_inner.py").write_text(DYING)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "TBL_FIRST_PASS"))}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-n", "1", "-q", "-p",
+                          "no:cacheprovider", "--rootdir", str(tmp_path), "-c", str(tmp_path / "pytest.ini"),
+                          "--basetemp", str(tmp_path / "base"), str(tmp_path / "test_inner.py")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    print(run.stdout[-4000:], run.stderr[-2000:])
+    assert re.search(r"\b2 passed\b.*\b1 error\b", run.stdout), run.stdout[-2000:]
+    assert "ERROR at teardown of test_the_server_dies" in run.stdout
+    assert "the session server died during this test and was started again" in run.stdout
+    assert "tritonserver exited with code -9" in run.stdout
+    seen = json.loads((tmp_path / "base" / "seen.json").read_text())
+    assert not seen["edited"], "the repository was not put back"
+    assert {"gpu_sim", "mlp"} <= set(seen["ready"]), seen
+    died = list((tmp_path / "base").rglob("tritonserver-*.log.died-*"))
+    assert len(died) == 1, died
+    port = died[0].name.split("-")[1].split(".")[0]
+    assert seen["url"].endswith(f":{port}"), (seen["url"], died)
