@@ -20,7 +20,7 @@ from app.config.poll import served_timeout_s, wait_until_served
 from app.server.control_mode import ControlMode, detect
 from app.server.docker_server import DockerOptions, DockerServer
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.endpoint import Endpoint, remote_endpoint
+from app.server.endpoint import Endpoint, port_options, remote_endpoint
 from app.server.repository import model_names
 from app.server.status import ServerStatus, fetch_status, with_log_reasons
 from app.timeline_store import TimelineKeeper, TimelineStore
@@ -146,7 +146,7 @@ class Lab:
             band = self.markers.begin(ALL_MODELS, "restart", "server restart")
             ok = False
             try:
-                self.server.options = replace(self.server.options, **_ports(self.endpoint))
+                self.server.options = replace(self.server.options, **port_options(self.endpoint))
                 endpoint = self.server.restart()
                 ok = True
             finally:
@@ -309,13 +309,3 @@ def _apply_timeout(env) -> float:
     if not 1.0 <= value <= 3600.0:
         raise ValueError(f"TBL_APPLY_TIMEOUT_S must be between 1 and 3600 s, got {value:g}")
     return value
-
-
-def _ports(endpoint: Endpoint) -> dict:
-    from urllib.parse import urlparse
-
-    return {
-        "http_port": urlparse(endpoint.http_url).port,
-        "grpc_port": int(endpoint.grpc_url.rsplit(":", 1)[1]),
-        "metrics_port": urlparse(endpoint.metrics_url).port,
-    }

@@ -14,7 +14,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -26,7 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
-from app.server.endpoint import Endpoint
+from app.server.endpoint import Endpoint, port_options
 from tests.helpers import copy_of_the_lab_repository, descendants
 from tests.quiet_lane import after_the_first_pass, alone_while_the_first_pass_runs
 
@@ -95,8 +94,7 @@ class TritonFixture:
             server.log_path.rename(server.log_path.with_name(f"{server.log_path.name}.died-{int(time.time())}"))
         shutil.rmtree(self.repo)
         shutil.copytree(self.pristine, self.repo, ignore=shutil.ignore_patterns("__pycache__"))
-        ports = [urlsplit(u).port for u in (self.endpoint.http_url, self.endpoint.grpc_url, self.endpoint.metrics_url)]
-        server.options = replace(server.options, http_port=ports[0], grpc_port=ports[1], metrics_port=ports[2])
+        server.options = replace(server.options, **port_options(self.endpoint))
         self.endpoint = server.start()
         return said
 

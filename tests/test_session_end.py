@@ -69,6 +69,8 @@ from pathlib import Path
 
 
 def test_the_server_dies(triton):
+    e = triton.endpoint
+    Path(triton.repo.parents[2] / "before.json").write_text(json.dumps([e.http_url, e.grpc_url, e.metrics_url]))
     mlp = triton.repo / "mlp" / "config.pbtxt"
     mlp.write_text(mlp.read_text() + "\\n# a test's edit\\n")
     triton.server.proc.kill()
@@ -79,8 +81,9 @@ def test_the_next_test_finds_it_serving(triton):
     from app.server.status import fetch_status
     ready = sorted(m.name for m in fetch_status(triton.endpoint).models if m.state == "READY")
     edited = "# a test's edit" in (triton.repo / "mlp" / "config.pbtxt").read_text()
-    Path(triton.repo.parents[2] / "seen.json").write_text(json.dumps({"url": triton.url, "ready": ready,
-                                                                       "edited": edited}))
+    e = triton.endpoint
+    Path(triton.repo.parents[2] / "seen.json").write_text(json.dumps({
+        "urls": [e.http_url, e.grpc_url, e.metrics_url], "ready": ready, "edited": edited}))
 '''
 
 
@@ -105,4 +108,6 @@ def test_a_session_server_that_dies_fails_that_test_and_serves_the_next_on_its_p
     died = list((tmp_path / "base").rglob("tritonserver-*.log.died-*"))
     assert len(died) == 1, died
     port = died[0].name.split("-")[1].split(".")[0]
-    assert seen["url"].endswith(f":{port}"), (seen["url"], died)
+    assert seen["urls"][0].endswith(f":{port}"), (seen["urls"], died)
+    before = json.loads((tmp_path / "base" / "before.json").read_text())
+    assert seen["urls"] == before, (before, seen["urls"])  # HTTP, gRPC and metrics on the ports they had

@@ -34,6 +34,13 @@ class Endpoint:
         return urlparse(self.http_url).netloc
 
 
+def port_options(endpoint: Endpoint) -> dict[str, int | None]:
+    """Return the server options (http_port, grpc_port, metrics_port) that ask a server for this endpoint's ports:
+    a restart on the same ones. The gRPC address is host:port, with no scheme."""
+    return {"http_port": urlparse(endpoint.http_url).port, "grpc_port": int(endpoint.grpc_url.rsplit(":", 1)[1]),
+            "metrics_port": urlparse(endpoint.metrics_url).port}
+
+
 def remote_endpoint(environ: dict | None = None) -> Endpoint | None:
     """Return the server named by TRITON_URL (and TRITON_GRPC_URL, TRITON_METRICS_URL, TRITON_CONTROL_KEY), or None
     when unset."""
