@@ -237,6 +237,13 @@ def back_messages(sent: list[dict]) -> list[str]:
     return out
 
 
+def shown(log: dict | str) -> str:
+    """A closed page's render log as a failed test's report shows it: its messages to Streamlit decoded."""
+    if isinstance(log, str):
+        return log
+    return json.dumps({**log, "sent": back_messages(log.get("sent") or [])}, ensure_ascii=False)
+
+
 def click_landing(locator, control: str, tries: int = 3) -> dict:
     """Click locator until the click event lands on it (RENDER_LOG's clicks), control being what the log names it
     ("BUTTON Run"); return that click. A click that landed on no control (the page moved or redrew the element
@@ -263,7 +270,7 @@ class PatientBrowser:
 
     def __init__(self, chromium) -> None:
         self._chromium = chromium
-        self.render_logs: list[str] = []
+        self.render_logs: list[dict | str] = []  # each closed page's log, or why it has none
 
     def new_page(self, **kwargs):
         page = self._chromium.new_page(**kwargs)
@@ -273,9 +280,7 @@ class PatientBrowser:
 
         def close_and_keep_log(**close_kwargs):
             try:  # a page whose main thread does not answer in 5 s is reported as such
-                log = page.wait_for_function(READ_RENDER_LOG, timeout=5_000).json_value()
-                log["sent"] = back_messages(log.get("sent") or [])
-                self.render_logs.append(json.dumps(log, ensure_ascii=False))
+                self.render_logs.append(page.wait_for_function(READ_RENDER_LOG, timeout=5_000).json_value())
             except Exception as e:  # noqa: BLE001 -- a diagnostic: whatever happened is the finding
                 self.render_logs.append(f"{page.url}: no render log ({type(e).__name__}: {str(e).splitlines()[0]})")
             close(**close_kwargs)
@@ -295,6 +300,6 @@ def pytest_runtest_makereport(item, call):
     if isinstance(browser, PatientBrowser) and call.when in ("call", "teardown"):
         report = outcome.get_result()
         if report.failed and browser.render_logs:
-            report.sections.append(("pages at close (5 s buckets)", "\n".join(browser.render_logs)))
+            report.sections.append(("pages at close (5 s buckets)", "\n".join(map(shown, browser.render_logs))))
         if call.when == "teardown":
             browser.render_logs.clear()
