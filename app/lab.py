@@ -10,9 +10,9 @@ from pathlib import Path
 from app.config.apply import ConfigService
 from app.config.fleet import FleetApply, fleet_replicas
 from app.experiments.jobs import Jobs
-from app.experiments.store import ExperimentStore
-from app.figures import Figures, impact, measure
-from app.markers import ALL_MODELS, Marker, MarkerLog
+from app.experiments.store.database import ExperimentStore
+from app.timeline.figures import Figures, impact, measure
+from app.timeline.markers import ALL_MODELS, Marker, MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.metrics.promql import PromQLSource
 from app.paths import MODEL_REPOSITORY, state_dir
@@ -23,8 +23,8 @@ from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint, port_options, remote_endpoint
 from app.server.repository import model_names
 from app.server.status import ServerStatus, fetch_status, with_log_reasons
-from app.timeline_store import TimelineKeeper, TimelineStore
-from app.traffic import load_targets, target_rate
+from app.timeline.keeper import TimelineKeeper, TimelineStore
+from app.traffic.form import load_targets, target_rate
 from loadgen.controller import LoadController
 from loadgen.report import describe_load
 from loadgen.spec import LoadSpec

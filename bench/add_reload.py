@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from app.headless import headless_lab
+from app.cli.headless import headless_lab
 from bench.autopilot import MODEL, serve
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
 

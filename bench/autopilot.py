@@ -4,7 +4,7 @@ For each shipped trace (flash_crowd, diurnal), compressed to --seconds of playin
 (a temporary copy of model_repository/), in one run:
 
 1. **Trace-judged static**: the trace played once per instance count, 1 upward, each scored by the lab's one trace
-   rule (app.experiments.trace_judge: goodput, worst-minute p99, seconds over the SLA, instance-seconds); the best
+   rule (app.experiments.trace.judge: goodput, worst-minute p99, seconds over the SLA, instance-seconds); the best
    static config is the lowest count that holds the SLA through the trace (seconds over ≤ 1 % of the played span) —
    so the counting stops at the first that holds: by the rule no higher count can beat it.
 2. **Steady-load choice**: what a steady-load tuner picks — the lowest count whose p99 holds the SLA under a steady
@@ -30,21 +30,21 @@ import sys
 import threading
 import time
 
-from app.autopilot import Bounds
-from app.autopilot_forecast import Forecast
-from app.autopilot_rules import ACT_SHARE
-from app.autopilot_trace import play_steered
+from app.autopilot.pilot import Bounds
+from app.autopilot.forecast import Forecast
+from app.autopilot.rules import ACT_SHARE
+from app.autopilot.steered import play_steered
 from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
 from app.experiments.meter import Meter, merged
-from app.experiments.trace_judge import TraceScore, judge
-from app.experiments.trace_play import TraceLoad, play, score_of
-from app.headless import headless_lab
-from app.knobs import apply_knobs
-from loadgen.rate_trace_load import played_s
-from loadgen.rate_trace_shipped import make_shipped_traces
-from loadgen.rate_trace_source import trace_of
+from app.experiments.trace.judge import TraceScore, judge
+from app.experiments.trace.play import TraceLoad, play, score_of
+from app.cli.headless import headless_lab
+from app.config.knobs import apply_knobs
+from loadgen.rate_trace.trace_load import played_s
+from loadgen.rate_trace.shipped import make_shipped_traces
+from loadgen.rate_trace.source import trace_of
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
 from loadgen.stats import ALL, slas_of
 

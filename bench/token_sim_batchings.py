@@ -2,7 +2,7 @@
 
 On a fresh embedded server serving token_sim alone, each repetition hot-reloads token_sim into each mode and
 runs a closed loop of streaming generations (concurrency 8, lengths uniform 4..64 by default); the figures
-are those of the requests that finished in a window after the warm-up (loadgen.stream.stream_figures):
+are those of the requests that finished in a window after the warm-up (loadgen.generate_stream.stream_figures):
   request   batching=request + dynamic_batching (max_queue_delay_microseconds --delay-us)
   inflight  batching=inflight, no dynamic_batching
 The spread over the repetitions is what a scenario's margins are taken from.
@@ -21,8 +21,8 @@ from tritonclient.grpc import model_config_pb2 as mc
 from app.paths import MODEL_REPOSITORY
 from app.server.control import ModelControl
 from app.server.embedded import EmbeddedServer, ServerOptions
-from loadgen.shapes import LengthSpec
-from loadgen.stream import StreamRunner, StreamSpec, stream_figures
+from loadgen.inputs.shapes import LengthSpec
+from loadgen.generate_stream import StreamRunner, StreamSpec, stream_figures
 
 MODEL = "token_sim"
 KEYS = ("tokens_per_s", "requests_per_s", "ttft_p50_ms", "ttft_p99_ms", "e2e_p50_ms", "e2e_p99_ms", "tpot_p50_ms")

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.experiments.model_analyzer import ma_choice, ma_config_yaml
-from app.experiments.space import Choice, SearchSpace
+from app.experiments.sweep.model_analyzer import ma_choice, ma_config_yaml
+from app.experiments.sweep.space import Choice, SearchSpace
 from app.paths import MODEL_REPOSITORY
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.ports import choose_ports
@@ -127,7 +127,7 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 def run_lab_sweep(space: SearchSpace, repo: Path, work: Path) -> dict:
     """Sweep the same space through the lab (an embedded tritonserver on the copy); return its wall time and choice."""
-    from app.experiments.sweep import run_sweep  # noqa: PLC0415 - the lab's sweep
+    from app.experiments.sweep.sweeper import run_sweep  # noqa: PLC0415 - the lab's sweep
     from app.lab import Lab  # noqa: PLC0415
 
     os.environ["TBL_STATE_DIR"] = str(work / "state")  # the experiment store goes with the temporary copy

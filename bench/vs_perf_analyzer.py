@@ -20,7 +20,7 @@ from app.server.embedded import EmbeddedServer, ServerOptions
 from bench.perf_analyzer import ensure_perf_analyzer, run_perf_analyzer
 from loadgen.controller import LoadController
 from loadgen.report import json_summary
-from loadgen.shapes import ShapeSpec
+from loadgen.inputs.shapes import ShapeSpec
 from loadgen.spec import LoadSpec, TrafficClass
 
 HERE = Path(__file__).resolve().parent

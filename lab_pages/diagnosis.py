@@ -1,9 +1,10 @@
 """Latency breakdown & diagnosis: is p99 waiting or compute, and which pattern is it?"""
-from app.traffic import TrafficForm
-from app.ui import concepts, knob_widgets
-from app.ui.diagnosis import diagnosis_panel
-from app.ui.fleet import fleet_panel
-from app.ui.page import concept_page
+from app.traffic.form import TrafficForm
+from app.ui.page import concepts
+from app.ui.configure import knob_widgets
+from app.ui.panels.diagnosis_panel import diagnosis_panel
+from app.ui.panels.fleet_panel import fleet_panel
+from app.ui.page.concept_page import concept_page
 
 concept_page("diagnosis", "Latency breakdown & diagnosis", concepts.DIAGNOSIS, "gpu_sim", knob_widgets.dynamic,
              TrafficForm(model="gpu_sim", mode="open", rate=150, arrival="bursty"),

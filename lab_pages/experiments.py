@@ -1,11 +1,11 @@
 """Experiments: sweeps to the SLA operating point, A/B comparisons with confidence, saved runs, reports."""
 import streamlit as st
 
-from app.ui.experiments import ab_form, ab_results, job_panel, saved_runs, sweep_form, sweep_results
+from app.ui.studies.study_job import ab_form, ab_results, job_panel, saved_runs, sweep_form, sweep_results
 from app.ui.access import can_operate
-from app.ui.layout import lab_or_stop
-from app.ui.autopilot_runs import autopilot_runs
-from app.ui.trace_sweep import trace_sweep_form, trace_sweep_results
+from app.ui.page.layout import lab_or_stop
+from app.ui.studies.autopilot_runs import autopilot_runs
+from app.ui.studies.trace_sweep_panel import trace_sweep_form, trace_sweep_results
 
 lab = lab_or_stop()
 st.title("Experiments")

@@ -1,11 +1,11 @@
 """Overview: the server, how it takes config changes, its models, and where to start."""
 import streamlit as st
 
-from app.ui import concepts
-from app.ui.layout import header, lab_or_stop
+from app.ui.page import concepts
+from app.ui.page.layout import header, lab_or_stop
 from app.ui.access import can_operate
-from app.ui.status import server_panel
-from app.ui.traffic import traffic_status
+from app.ui.panels.server_panel import server_panel
+from app.ui.traffic.traffic_panel import traffic_status
 
 lab = lab_or_stop()
 header("Triton Batching Lab", concepts.OVERVIEW, expanded=True)

@@ -2,12 +2,12 @@
 import pandas as pd
 import streamlit as st
 
-from app.fit import check
-from app.ui import concepts
-from app.ui.layout import header, lab_or_stop
-from app.ui.live import live_view
-from app.ui.scenarios import scenario_panel
-from app.ui.traffic import traffic_status
+from app.config.batching_fit import check
+from app.ui.page import concepts
+from app.ui.page.layout import header, lab_or_stop
+from app.ui.live.live_view import live_view
+from app.ui.panels.scenario_panel import scenario_panel
+from app.ui.traffic.traffic_panel import traffic_status
 
 lab = lab_or_stop()
 header("The three batchings", concepts.THREE, expanded=True)

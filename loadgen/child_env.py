@@ -17,7 +17,7 @@ RUN = ("PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE",
        "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "OMP_NUM_THREADS")
 RUN_PREFIXES = ("LC_",)
 # What a client of a server also needs: proxies and CA bundles (tritonclient's gRPC reads both from the
-# environment) and the gRPC address a run may fall back to (loadgen.grpc_path.grpc_target).
+# environment) and the gRPC address a run may fall back to (loadgen.triton_grpc.grpc_path.grpc_target).
 NETWORK = ("http_proxy", "https_proxy", "no_proxy", "grpc_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
            "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
            "TRITON_GRPC_URL")

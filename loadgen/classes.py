@@ -8,9 +8,9 @@ from random import Random
 
 import numpy as np
 
-from loadgen.metadata import ModelInfo
-from loadgen.inputs import tensor_variants
-from loadgen.payload import http_request, infer_body
+from loadgen.inputs.metadata import ModelInfo
+from loadgen.inputs.tensors import tensor_variants
+from loadgen.inputs.payload import http_request, infer_body
 from loadgen.spec import RetryPolicy, TrafficClass
 
 

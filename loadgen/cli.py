@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from loadgen.limits import LIMITS
-from loadgen.rate_trace_load import trace_load, trace_of
+from loadgen.rate_trace.trace_load import trace_load, trace_of
 from loadgen.report import format_summary, json_summary
 from loadgen.run import LoadRun
-from loadgen.shapes import ShapeSpec
+from loadgen.inputs.shapes import ShapeSpec
 from loadgen.sinks import JsonlSink
 from loadgen.spec import (ArrivalKind, ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy,
                           TrafficClass)

@@ -1,5 +1,5 @@
 """Closed loop (N in flight, worker threads) and open loop (a schedule on the event loop), both over the one
-request path (loadgen.client), or the gRPC stream path for classes of decoupled models (loadgen.grpc_path)."""
+request path (loadgen.client), or the gRPC stream path for classes of decoupled models (loadgen.triton_grpc.grpc_path)."""
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +17,7 @@ from loadgen.pacer import LoopPacer
 from loadgen.schedule import Schedule
 
 if TYPE_CHECKING:
-    from loadgen.grpc_path import StreamPath  # imported by runs that drive a decoupled model (it loads grpc)
+    from loadgen.triton_grpc.grpc_path import StreamPath  # imported by runs that drive a decoupled model (it loads grpc)
 
 _EARLY_S = 1e-6  # timers may fire this much before their time (clock resolution, float rounding)
 
@@ -34,7 +34,7 @@ class ClosedLoop:
                  address: tuple[str, int], streamed: StreamPath | None = None) -> None:
         self.concurrency, self.picker, self.path, self.bound, self.rng = concurrency, picker, path, bound, rng
         self.address = address
-        self.streamed = streamed  # decoupled models' classes: worker i sends them on stream i (loadgen.grpc_path)
+        self.streamed = streamed  # decoupled models' classes: worker i sends them on stream i (loadgen.triton_grpc.grpc_path)
         self._lock = threading.Lock()
         self._workers: dict[int, threading.Thread] = {}
         self._conns: set[BlockingConnection] = set()
@@ -120,7 +120,7 @@ class OpenLoop:
     def __init__(self, schedule: Schedule, choose: Callable[[object], PreparedClass], path: RequestPath,
                  bound: Bound, rng: Random, pacer: LoopPacer | None = None, streamed: StreamPath | None = None) -> None:
         self.schedule, self.choose, self.path, self.bound, self.rng = schedule, choose, path, bound, rng
-        self.streamed = streamed  # decoupled models' classes go over the gRPC stream (loadgen.grpc_path)
+        self.streamed = streamed  # decoupled models' classes go over the gRPC stream (loadgen.triton_grpc.grpc_path)
         self.pacer = pacer or LoopPacer()
         self.in_flight: set[asyncio.Task] = set()
 

@@ -7,7 +7,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from loadgen.shapes import MAX_VARIANTS
+from loadgen.inputs.shapes import MAX_VARIANTS
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # Locust loads thi
 from loadgen.classes import ClassPicker, prepare_classes
 from loadgen.client import BlockingPath
 from loadgen.connection import BlockingConnection
-from loadgen.metadata import fetch_model
+from loadgen.inputs.metadata import fetch_model
 from loadgen.outcome import Outcome
 from loadgen.records import Record, RecordBus
 from loadgen.spec import LoadSpec

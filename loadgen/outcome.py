@@ -5,7 +5,7 @@ import re
 from enum import StrEnum
 
 from loadgen.connection import Response
-from loadgen.payload import error_message
+from loadgen.inputs.payload import error_message
 
 
 class Outcome(StrEnum):

@@ -12,7 +12,7 @@ from loadgen.bound import Bound
 from loadgen.classes import ClassPicker, PreparedClass, make_target, prepare_class, prepare_classes
 from loadgen.client import BlockingPath, RequestPath
 from loadgen.drivers import ClosedLoop, OpenLoop
-from loadgen.metadata import ModelInfo, fetch_model
+from loadgen.inputs.metadata import ModelInfo, fetch_model
 from loadgen.pacer import LoopPacer, best_pacer
 from loadgen.pool import ConnectionPool
 from loadgen.records import RecordBus, Subscriber
@@ -22,7 +22,7 @@ from loadgen.spec import ArrivalSpec, LoadSpec, Mode
 from loadgen.watchdog import Watchdog
 
 if TYPE_CHECKING:
-    from loadgen.grpc_path import StreamPath  # loaded by runs that drive a decoupled model (it imports grpc)
+    from loadgen.triton_grpc.grpc_path import StreamPath  # loaded by runs that drive a decoupled model (it imports grpc)
 
 MAIN = "__main__"  # the schedule key of the shared open-loop stream
 FLUSH_S = 0.05  # how often subscribers get the records so far (small batches: short pauses of the loop)
@@ -159,8 +159,8 @@ class LoadRun:
         """Return the gRPC stream path when a class's model is decoupled (grpc is imported only then), else None."""
         if not any(infos[self.spec.class_model(tc)].decoupled for tc in self.spec.classes):
             return None
-        from loadgen.grpc_path import StreamPath, grpc_target  # noqa: PLC0415
-        from loadgen.grpc_stream import StreamSlots  # noqa: PLC0415
+        from loadgen.triton_grpc.grpc_path import StreamPath, grpc_target  # noqa: PLC0415
+        from loadgen.triton_grpc.grpc_stream import StreamSlots  # noqa: PLC0415
 
         slots = StreamSlots(grpc_target(self.url, self.grpc_url), self.clock, self.spec.max_connections)
         return StreamPath(slots, self.bus, self.clock, self.t0, Random(rng.random()), self.spec.late_after_ms / 1000.0,
@@ -187,7 +187,7 @@ def _check_decoupled(spec: LoadSpec, infos: dict[str, ModelInfo], url: str, grpc
                              "infer, which decoupled models refuse; drive it with a traffic class instead")
     decoupled = sorted(m for m, info in infos.items() if info.decoupled)
     if decoupled:
-        from loadgen.grpc_path import grpc_target, ready_over_grpc  # noqa: PLC0415
+        from loadgen.triton_grpc.grpc_path import grpc_target, ready_over_grpc  # noqa: PLC0415
 
         target = grpc_target(url, grpc_url)
         for model in decoupled:
@@ -199,7 +199,7 @@ def _prepare(spec: LoadSpec, infos: dict[str, ModelInfo], host: str, rng: Random
     encoded for the gRPC stream."""
     if not any(infos[spec.class_model(tc)].decoupled for tc in spec.classes):
         return prepare_classes(spec, infos, host, rng)
-    from loadgen.grpc_request import prepare_streamed  # noqa: PLC0415 - grpc is loaded only for decoupled models
+    from loadgen.triton_grpc.grpc_request import prepare_streamed  # noqa: PLC0415 - grpc is loaded only for decoupled models
 
     prepared = {}
     for tc in spec.classes:

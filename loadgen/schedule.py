@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from random import Random
 
 from loadgen import arrivals
-from loadgen.rate_trace_load import trace_gaps
+from loadgen.rate_trace.trace_load import trace_gaps
 from loadgen.spec import ArrivalKind, ArrivalSpec
 from loadgen.trace import mean_rate, read_trace
 

@@ -14,9 +14,9 @@ from loadgen.bound import Bound
 from loadgen.classes import Target, request_parameters
 from loadgen.client import RequestPath
 from loadgen.connection import Response
-from loadgen.metadata import ModelInfo
+from loadgen.inputs.metadata import ModelInfo
 from loadgen.outcome import Outcome
-from loadgen.payload import decode_outputs, http_request, infer_body, numpy_dtype
+from loadgen.inputs.payload import decode_outputs, http_request, infer_body, numpy_dtype
 from loadgen.spec import SequenceSpec
 
 

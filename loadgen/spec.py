@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from loadgen.shapes import LengthSpec, ShapeSpec
+from loadgen.inputs.shapes import LengthSpec, ShapeSpec
 from loadgen.spec_limits import check_spec
 
 ALL = "all"  # the row of figures that sums every traffic class

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from loadgen.limits import LIMITS, check, check_leaves
-from loadgen.rate_trace_source import trace_of
+from loadgen.rate_trace.source import trace_of
 
 
 def check_spec(spec) -> None:
@@ -122,9 +122,9 @@ def check_stream(spec) -> None:
 
 
 def request_bytes(tc, plan, batched: bool) -> int:
-    """Return the most bytes one request of a class carries, from its planned inputs (loadgen.inputs.plan_inputs):
+    """Return the most bytes one request of a class carries, from its planned inputs (loadgen.inputs.tensors.plan_inputs):
     each input sent at the longest variable length; a BYTES element as its 4-byte length and the longest string."""
-    from loadgen.payload import numpy_dtype  # noqa: PLC0415 - numpy only where a model's inputs are known
+    from loadgen.inputs.payload import numpy_dtype  # noqa: PLC0415 - numpy only where a model's inputs are known
 
     lengths = tc.shape.lengths()
     longest, rows = (max(lengths) if lengths else 1), (tc.shape.batch if batched else 1)

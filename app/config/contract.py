@@ -8,7 +8,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 from app.config.enums import enum_label
 from app.config.errors import Problem
 from app.config.model_config import ModelConfig
-from app.fit import model_kind
+from app.config.batching_fit import model_kind
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ import tritonclient.http as triton_http
 from tritonclient.grpc import model_config_pb2 as pb
 
 from app.config.model_config import ModelConfig
-from app.fit import check
+from app.config.batching_fit import check
 from app.server.endpoint import Endpoint
 from app.server.repository import ModelNameError, model_dir
-from loadgen.grpc_once import StreamAnswer, stream_once
-from loadgen.grpc_path import grpc_target
-from loadgen.grpc_request import encode_request
+from loadgen.triton_grpc.once import StreamAnswer, stream_once
+from loadgen.triton_grpc.grpc_path import grpc_target
+from loadgen.triton_grpc.grpc_request import encode_request
 
 STEPS = (3, 4, 5)  # the smoke sequence of a stateful model: expected running sums 3, 7, 12
 GENERATION_TOKENS = 3  # the smoke generation of a token generator (lab.json answer "token_stream")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, format_config, parse_config
 from app.experiments.meter import MeasuredWindow, Meter, ServerGone
-from app.experiments.store import CANCELLED, DONE, FAILED, INTERRUPTED
+from app.experiments.store.database import CANCELLED, DONE, FAILED, INTERRUPTED
 from app.experiments.study_lab import StudyLab
 
 log = logging.getLogger(__name__)

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.experiments.ab import ABPlan, run_ab
-from app.experiments.space import SearchSpace
-from app.experiments.sweep import SweepOptions, run_sweep
-from app.experiments.trace_sweep import KIND as TRACE_SWEEP, TraceSweepPlan, run_trace_sweep
+from app.experiments.ab.comparison import ABPlan, run_ab
+from app.experiments.sweep.space import SearchSpace
+from app.experiments.sweep.sweeper import SweepOptions, run_sweep
+from app.experiments.trace.trace_sweep import KIND as TRACE_SWEEP, TraceSweepPlan, run_trace_sweep
 from app.text_limits import check_label
 
 log = logging.getLogger(__name__)

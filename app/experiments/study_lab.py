@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # the parts' types, for readers and checkers; nothing here imports them at run time
     from app.config.apply import ConfigService
-    from app.experiments.store import ExperimentStore
-    from app.figures import Figures
-    from app.markers import MarkerLog
+    from app.experiments.store.database import ExperimentStore
+    from app.timeline.figures import Figures
+    from app.timeline.markers import MarkerLog
     from app.metrics.poller import MetricsPoller
     from app.server.endpoint import Endpoint
     from app.server.status import ServerStatus

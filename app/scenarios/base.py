@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.config.model_config import ModelConfig
-from app.figures import Figures
+from app.timeline.figures import Figures
 from app.metrics.catalog import BY_KEY, fmt
 from loadgen.spec import LoadSpec
-from loadgen.stream import StreamSpec
+from loadgen.generate_stream import StreamSpec
 from loadgen.stats import ALL
 
 
@@ -91,7 +91,7 @@ class Scenario:
 
 @dataclass(frozen=True)
 class PhaseFigures(Figures):
-    """A phase's window figures (app.figures.Figures), with what the diagnosis found in it."""
+    """A phase's window figures (app.timeline.figures.Figures), with what the diagnosis found in it."""
 
     findings: list[dict] = field(default_factory=list)  # the diagnosis of the phase (Phase.diagnose)
     note: str = ""  # why a phase has no figures (a fix that had nothing to fix)

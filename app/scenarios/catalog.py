@@ -12,14 +12,14 @@ from app.config.edits import (disable_dynamic_batching, disable_sequence_batchin
 from app.config.model_config import copy_config
 from app.config.read import sequence_batching_of
 from app.config.settings import DynamicBatching, QueuePolicy, Strategy, TimeoutAction
-from app.experiments.recommend import best_inside
-from app.experiments.space import Choice
+from app.experiments.sweep.recommend import best_inside
+from app.experiments.sweep.space import Choice
 from app.scenarios.base import (Check, Phase, PhaseFigures, Scenario, change_check, figure_text, margin_text,
                                 named_check, ratio_check)
 from app.scenarios.scripts import SCRIPTS
-from loadgen.shapes import LengthSpec, ShapeSpec
+from loadgen.inputs.shapes import LengthSpec, ShapeSpec
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
-from loadgen.stream import StreamSpec
+from loadgen.generate_stream import StreamSpec
 
 GPU_SIM = "gpu_sim"
 INSTANCES = (1, 2, 4, 8)

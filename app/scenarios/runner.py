@@ -10,14 +10,14 @@ from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.model_config import format_config, parse_config
 from app.config.read import settings_of
-from app.diagnosis_window import diagnose_model
+from app.diagnosis.diagnose import diagnose_model
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
-from app.experiments.environment import environment
+from app.experiments.report.environment import environment
 from app.experiments.jobs import FunctionJob
 from app.experiments.meter import Meter, merged
-from app.experiments.store import DONE, Experiment, Study
+from app.experiments.store.database import DONE, Experiment, Study
 from app.experiments.study_lab import StudyLab
-from app.knobs import apply_knobs, describe
+from app.config.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
 from loadgen.behind import behind, behind_in, fell_behind, sent_behind
@@ -26,7 +26,7 @@ from loadgen.spec import LoadSpec, validate
 from loadgen.spec_limits import check_stream
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL, slas_of
-from loadgen.stream import StreamRunner, StreamSpec, stream_figures
+from loadgen.generate_stream import StreamRunner, StreamSpec, stream_figures
 
 
 @dataclass

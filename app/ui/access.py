@@ -1,5 +1,5 @@
 """Who may change things: a local session on a loopback-bound dashboard; else only with the operator token, typed
-once and exchanged for a flag in this session (app/gate.py decides; app/guess_limit.py slows guessing)."""
+once and exchanged for a flag in this session (app/access/gate.py decides; app/access/guess_limit.py slows guessing)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,9 +10,9 @@ import secrets
 
 import streamlit as st
 
-from app.gate import (HOSTS_ENV, TOKEN_ENV, Access, Request, allowed_hosts, decide, is_loopback, needs_tls_warning,
+from app.access.gate import (HOSTS_ENV, TOKEN_ENV, Access, Request, allowed_hosts, decide, is_loopback, needs_tls_warning,
                       parse_hosts, shown, token_problem)
-from app.guess_limit import TokenExchange
+from app.access.guess_limit import TokenExchange
 from app.ui.text import redacted
 
 log = logging.getLogger(__name__)

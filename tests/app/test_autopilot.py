@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from app.autopilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, BoundsError, Decision, Outcome
+from app.autopilot.pilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, BoundsError, Decision, Outcome
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.diagnosis import WAITING_SHARE
-from app.figures import Figures
-from app.knobs import MAX_INSTANCES, apply_knobs
+from app.diagnosis.patterns import WAITING_SHARE
+from app.timeline.figures import Figures
+from app.config.knobs import MAX_INSTANCES, apply_knobs
 from app.metrics.catalog import MIN_SAMPLES
 from loadgen.stats import ALL
 from tests.experiments.samples import window

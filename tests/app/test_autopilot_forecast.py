@@ -10,16 +10,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.autopilot import APPLIED, Autopilot, Bounds, Decision, Outcome
-from app.autopilot_forecast import Forecast, ForecastClock, ForecastError, Outlook
-from app.autopilot_loop import AutopilotJob, AutopilotProgress, later_s, record_of, replay
-from app.autopilot_trace import served_counts
+from app.autopilot.pilot import APPLIED, Autopilot, Bounds, Decision, Outcome
+from app.autopilot.forecast import Forecast, ForecastClock, ForecastError, Outlook
+from app.autopilot.job import AutopilotJob, AutopilotProgress, later_s, record_of, replay
+from app.autopilot.steered import served_counts
 from app.config.errors import ConfigError
-from app.autopilot_rules import AHEAD_HEADROOM, instances_for, reload_steps
+from app.autopilot.rules import AHEAD_HEADROOM, instances_for, reload_steps
 from app.config.edits import set_settings
 from app.config.model_config import ModelConfig
 from app.config.read import settings_of
-from loadgen.rate_trace_shipped import make_shipped_traces
+from loadgen.rate_trace.shipped import make_shipped_traces
 from tests.app.test_autopilot import SLA, T0, applied, fig, settings
 
 MODEL = "gpu_sim"
@@ -178,8 +178,8 @@ class _Load:
 
 
 def test_the_traffic_a_lab_plays_is_its_forecast_while_that_run_lasts():
-    from app.autopilot_forecast import traffic_forecast
-    from loadgen.rate_trace_load import trace_load
+    from app.autopilot.forecast import traffic_forecast
+    from loadgen.rate_trace.trace_load import trace_load
     from loadgen.spec import LoadSpec, Mode, TrafficClass
 
     base = LoadSpec(mode=Mode.OPEN, model="gpu_sim", rate=100.0, duration_s=60.0, classes=(TrafficClass(),))
@@ -278,7 +278,7 @@ class _StepLab:
 
 
 def test_the_job_applies_a_stepwise_add_one_reload_at_a_time_each_marked_and_stops_on_turn_off(monkeypatch):
-    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.05)
+    monkeypatch.setattr("app.autopilot.job.ADD_GAP_S", 0.05)
     decision = Decision(T0, "add", "the forecast expects 800/s: +2 instances (1 → 3) before it arrives, one per "
                         "reload", {"instance_count": 3}, {"forecast": {"lead_s": 3.0}}, stepwise=True)
     lab = _StepLab(1)
@@ -304,8 +304,8 @@ def test_the_job_applies_a_stepwise_add_one_reload_at_a_time_each_marked_and_sto
 
 def test_a_stepwise_add_stops_where_the_gpu_has_no_room_and_the_autopilot_goes_on_from_there(monkeypatch):
     full = "GPU 0: 1.0 GiB free, one more instance takes about 2.1 GiB"
-    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
-    monkeypatch.setattr("app.autopilot_loop.gpu_room", lambda lab, model, served: full)  # after the first reload
+    monkeypatch.setattr("app.autopilot.job.ADD_GAP_S", 0.001)
+    monkeypatch.setattr("app.autopilot.job.gpu_room", lambda lab, model, served: full)  # after the first reload
     bounds = Bounds(SLA, 1, 4, (), 4.0)
     lab = _StepLab(1)
     job = AutopilotJob(lab, MODEL, bounds, clock=lambda: T0 + 8)
@@ -331,7 +331,7 @@ def _job_on(lab, clock_t: float) -> tuple[AutopilotJob, AutopilotProgress]:
 
 
 def test_a_window_that_adds_ahead_records_every_reload_shows_the_count_and_replays(monkeypatch):
-    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
+    monkeypatch.setattr("app.autopilot.job.ADD_GAP_S", 0.001)
     lab = _StepLab(1)
     job, state = _job_on(lab, T0 + 8)
     d = job._once(T0 + 8, T0, job.records, state)
@@ -345,7 +345,7 @@ def test_a_window_that_adds_ahead_records_every_reload_shows_the_count_and_repla
 
 
 def test_a_refused_second_reload_stops_it_with_the_first_serving_and_shown(monkeypatch):
-    monkeypatch.setattr("app.autopilot_loop.ADD_GAP_S", 0.001)
+    monkeypatch.setattr("app.autopilot.job.ADD_GAP_S", 0.001)
     lab = _StepLab(1, refuse_at=2)
     job, state = _job_on(lab, T0 + 8)
     d = job._once(T0 + 8, T0, job.records, state)

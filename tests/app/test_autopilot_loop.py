@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from app.autopilot import Bounds
-from app.autopilot_loop import AutopilotJob, bounds_from, replay
+from app.autopilot.pilot import Bounds
+from app.autopilot.job import AutopilotJob, bounds_from, replay
 from app.config.edits import set_settings
 from app.config.read import settings_of
-from app.experiments.store import INTERRUPTED
-from app.knobs import apply_knobs
-from app.traffic import TrafficForm, build_spec
+from app.experiments.store.database import INTERRUPTED
+from app.config.knobs import apply_knobs
+from app.traffic.form import TrafficForm, build_spec
 from tests.helpers import wait_until
 
 MODEL = "gpu_sim"

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.autopilot_loop import gpu_room
-from app.autopilot_trace import count_at, served_counts
+from app.autopilot.job import gpu_room
+from app.autopilot.steered import count_at, served_counts
 from app.config.settings import InstanceGroup, Kind, ModelSettings
-from app.experiments.__main__ import main
+from app.cli.experiments import main
 
 GIB = 2**30
 

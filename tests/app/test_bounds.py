@@ -15,21 +15,21 @@ from tritonclient.grpc import model_config_pb2
 from app.config.apply import ConfigService
 from app.config.errors import ConfigValidationError
 from app.config.history import ConfigHistory
-from app.experiments.ab import ABPlan, Arm, run_ab
-from app.experiments.space import CONCURRENCY, RATE, SearchSpace
-from app.experiments.store import Experiment, ExperimentStore, Study
-from app.scenarios import __main__ as scenarios_cli
+from app.experiments.ab.comparison import ABPlan, Arm, run_ab
+from app.experiments.sweep.space import CONCURRENCY, RATE, SearchSpace
+from app.experiments.store.database import Experiment, ExperimentStore, Study
+from app.cli import scenarios as scenarios_cli
 from app.scenarios.base import Phase, Scenario
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import check_phases, run_scenario
 from app.server.endpoint import Endpoint
 from app.text_limits import MAX_CONFIG_CHARS, MAX_LABEL_CHARS
-from app.traffic import LIMITS as FORM_LIMITS, TrafficForm, build_spec, problems
+from app.traffic.form import LIMITS as FORM_LIMITS, TrafficForm, build_spec, problems
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, Mode
 from loadgen.spec_limits import arrays_bytes
 from loadgen.specfile import spec_to_dict
-from loadgen.stream import StreamSpec
+from loadgen.generate_stream import StreamSpec
 
 NAN, INF = float("nan"), float("inf")
 CONFIG = 'name: "m"\nbackend: "python"\nmax_batch_size: 8\n'

@@ -12,15 +12,15 @@ import pytest
 from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.diagnosis import WAITING_SHARE
-from app.diagnosis_window import diagnose_figures
+from app.diagnosis.patterns import WAITING_SHARE
+from app.diagnosis.diagnose import diagnose_figures
 from app.metrics.catalog import METRICS, presenter_label
-from app.traffic import TrafficForm, build_spec
-from app.ui import presenter
-from app.ui.demo_changes import marker_said
-from app.ui.demo_words import (change_said, change_sentences, check_words, detail_tiles, figure, share, state_sentence,
+from app.traffic.form import TrafficForm, build_spec
+from app.ui.demo import presenter
+from app.ui.demo.demo_changes import marker_said
+from app.ui.demo.demo_words import (change_said, change_sentences, check_words, detail_tiles, figure, share, state_sentence,
                                tidy, tiles, traffic_words, where_time_goes)
-from app.ui.live_frame import frame
+from app.ui.live.live_frame import frame
 from tests.helpers import wait_until
 
 BASE = ModelSettings(max_batch_size=32, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=500))

@@ -1,7 +1,7 @@
 """The diagnosis names each field-guide pattern from a window, and stays quiet on a healthy one."""
 from __future__ import annotations
 
-from app.diagnosis import Symptoms, diagnose
+from app.diagnosis.patterns import Symptoms, diagnose
 
 HEALTHY = Symptoms(p50_ms=5, p99_ms=8, queue_us=500, compute_us=3000, request_us=4000, avg_batch=4, infer_rps=800,
                  offered_rps=800, requests=1000, attempts=1000, max_batch_size=32, dynamic_batching=True,
@@ -58,7 +58,7 @@ def test_rejections_and_retry_amplification_are_named():
 
 
 def test_pattern_a_suggests_only_delays_the_knob_offers():
-    from app.knobs import DELAYS_US  # noqa: PLC0415
+    from app.config.knobs import DELAYS_US  # noqa: PLC0415
 
     for delay in (10000, 2000, 5000, 1000, 20000):
         w = Symptoms(**{**HEALTHY.__dict__, "p99_ms": 40, "queue_us": 0.9 * delay, "request_us": 1.5 * 0.9 * delay,

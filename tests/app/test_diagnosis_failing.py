@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis import FAILING_SHARE, Symptoms, diagnose, percent
-from app.diagnosis_window import window_from
-from app.figures import Figures
-from app.ui.failures import failed_cell, failing_alert, failure_lines
+from app.diagnosis.patterns import FAILING_SHARE, Symptoms, diagnose, percent
+from app.diagnosis.diagnose import window_from
+from app.timeline.figures import Figures
+from app.ui.traffic.failures import failed_cell, failing_alert, failure_lines
 
 SHAPE = "unexpected shape for input 'INPUT' for model 'm'. Expected [-1,4], got [4]."
 # pattern A's window (p99 made of waiting), as in test_diagnosis

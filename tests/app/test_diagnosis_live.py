@@ -8,11 +8,11 @@ import pytest
 
 from app.config.edits import set_settings
 from app.config.read import settings_of
-from app.diagnosis import diagnose, where_time_goes
-from app.diagnosis_window import window_from
-from app.knobs import apply_knobs
+from app.diagnosis.patterns import diagnose, where_time_goes
+from app.diagnosis.diagnose import window_from
+from app.config.knobs import apply_knobs
 from app.lab import Lab
-from app.traffic import TrafficForm, build_spec
+from app.traffic.form import TrafficForm, build_spec
 from tests.helpers import wait_until
 
 SPAN_S = 8

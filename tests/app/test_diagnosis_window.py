@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.diagnosis import WAITING_SHARE, Symptoms, diagnose, where_time_goes
-from app.diagnosis_window import window_from
-from app.figures import Figures
+from app.diagnosis.patterns import WAITING_SHARE, Symptoms, diagnose, where_time_goes
+from app.diagnosis.diagnose import window_from
+from app.timeline.figures import Figures
 
 SETTINGS = ModelSettings(max_batch_size=32, instance_groups=(InstanceGroup(count=2),),
                          dynamic_batching=DynamicBatching(max_queue_delay_microseconds=8000))

@@ -8,7 +8,7 @@ import pytest
 
 from app.config.edits import set_settings
 from app.config.read import settings_of
-from app.knobs import apply_knobs
+from app.config.knobs import apply_knobs
 from app.metrics.poller import MetricsPoller
 from app.metrics.scrape import fetch_text, parse_metrics
 from loadgen.controller import LoadController

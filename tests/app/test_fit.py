@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.config.model_config import read_config
-from app.fit import check
+from app.config.batching_fit import check
 from app.paths import MODEL_REPOSITORY
 
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from app.gate import (Request, allowed_hosts, decide, host_allowed, host_name, is_loopback, local, needs_tls_warning,
+from app.access.gate import (Request, allowed_hosts, decide, host_allowed, host_name, is_loopback, local, needs_tls_warning,
                       parse_hosts, token_problem)
 from app.paths import ROOT
 
@@ -111,5 +111,5 @@ def test_a_short_token_makes_the_dashboard_read_only_for_everyone():
 
 
 def test_the_gate_imports_without_streamlit():
-    code = "import sys, app.gate, app.guess_limit; assert 'streamlit' not in sys.modules, 'streamlit imported'"
+    code = "import sys, app.access.gate, app.access.guess_limit; assert 'streamlit' not in sys.modules, 'streamlit imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -1,7 +1,7 @@
 """Guessing the operator token is slow: a doubling wait per client and session, a lockout, a fake clock."""
 from __future__ import annotations
 
-from app.guess_limit import GuessLimiter, GuessPolicy, TokenExchange
+from app.access.guess_limit import GuessLimiter, GuessPolicy, TokenExchange
 from tests.helpers import Clock
 
 TOKEN = "the-right-token-of-28-chars!"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings, SequenceBatching
-from app.knobs import apply_knobs, describe
+from app.config.knobs import apply_knobs, describe
 
 BASE = ModelSettings(max_batch_size=32, instance_groups=(InstanceGroup(count=1),),
                      dynamic_batching=DynamicBatching(preferred_batch_sizes=(4, 8), max_queue_delay_microseconds=500))
@@ -37,7 +37,7 @@ def test_describe():
 
 
 def test_summarize_change_names_the_leaves_that_changed():
-    from app.knobs import summarize_change
+    from app.config.knobs import summarize_change
 
     new = apply_knobs(BASE, {"max_queue_delay_microseconds": 2000, "instance_count": 2})
     text = summarize_change(BASE, new)
@@ -46,7 +46,7 @@ def test_summarize_change_names_the_leaves_that_changed():
 
 
 def test_summarize_change_names_a_section_switched_on_or_off():
-    from app.knobs import summarize_change
+    from app.config.knobs import summarize_change
 
     seq = ModelSettings(max_batch_size=8, sequence_batching=SequenceBatching())
     new = apply_knobs(seq, {"dynamic_batching": True, "max_queue_delay_microseconds": 500})

@@ -1,8 +1,8 @@
 """The change-marker log: stable ids, reload bands, which requests a band held, and before/after windows."""
 from __future__ import annotations
 
-from app.figures import Figures, impact
-from app.markers import ALL_MODELS, MarkerLog
+from app.timeline.figures import Figures, impact
+from app.timeline.markers import ALL_MODELS, MarkerLog
 from tests.helpers import Clock
 
 

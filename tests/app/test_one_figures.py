@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis_window import window_from
+from app.diagnosis.diagnose import window_from
 from app.experiments.meter import MeasuredWindow
-from app.experiments.points import Point
-from app.experiments.space import Choice
-from app.experiments.store import Experiment, ExperimentStore
-from app.figures import Figures
+from app.experiments.sweep.points import Point
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import Experiment, ExperimentStore
+from app.timeline.figures import Figures
 from app.scenarios.base import PhaseFigures
 from loadgen.spec import ALL
 from tests.experiments.samples import T0, window

@@ -196,7 +196,7 @@ def test_a_contract_change_rebuilds_the_running_traffic(lab):
 
 
 def test_a_five_apply_session_names_only_real_changes_and_undo_brings_the_file_back(lab):
-    from app.knobs import summarize_change  # noqa: PLC0415
+    from app.config.knobs import summarize_change  # noqa: PLC0415
 
     before = file_of(lab, "text_len")
     steps = [

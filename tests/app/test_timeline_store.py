@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 
-from app.markers import MarkerLog
+from app.timeline.markers import MarkerLog
 from app.metrics.poller import MetricsPoller
 from app.server.endpoint import Endpoint
-from app.timeline_store import TimelineKeeper, TimelineStore
+from app.timeline.keeper import TimelineKeeper, TimelineStore
 from loadgen.controller import LoadController, _Restored
 from loadgen.outcome import Outcome
 from loadgen.records import Record

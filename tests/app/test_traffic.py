@@ -10,7 +10,7 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from app.traffic import TrafficForm, build_spec, class_targets, form_from_spec, input_rows, keep_up_warning, problems
+from app.traffic.form import TrafficForm, build_spec, class_targets, form_from_spec, input_rows, keep_up_warning, problems
 from loadgen.arrivals import poisson
 from loadgen.spec import InputSpec, Mode, RetryKind
 

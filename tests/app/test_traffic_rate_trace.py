@@ -6,11 +6,11 @@ import csv
 
 import pytest
 
-from app.traffic import (TrafficForm, build_spec, class_targets, form_from_spec, form_trace_text, import_prometheus,
+from app.traffic.form import (TrafficForm, build_spec, class_targets, form_from_spec, form_trace_text, import_prometheus,
                          keep_up_warning, problems, target_rate, with_trace_rate)
-from loadgen.rate_trace_files import read_rate_csv
-from loadgen.rate_trace_shipped import SHIPPED
-from loadgen.rate_trace_window import asked_rate, played_points
+from loadgen.rate_trace.files import read_rate_csv
+from loadgen.rate_trace.shipped import SHIPPED
+from loadgen.rate_trace.wall_clock import asked_rate, played_points
 from loadgen.spec import ArrivalKind, Mode
 from loadgen.stats import ALL
 

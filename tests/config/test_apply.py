@@ -213,7 +213,7 @@ def test_hot_reload_under_sustained_load(service, triton, restore_model):
 def test_a_named_config_is_read_and_written_instead_of_config_pbtxt(triton, history, restore_model):
     """Like `tritonserver --model-config-name=NAME`: configs/NAME.pbtxt wins where it exists."""
     from app.config import set_settings, settings_of
-    from app.knobs import apply_knobs
+    from app.config.knobs import apply_knobs
 
     restore_model("gpu_sim")
     folder = triton.repo / "gpu_sim"

@@ -12,11 +12,11 @@ import math
 import numpy as np
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import ABPlan, ABResult, Arm
+from app.experiments.ab.comparison import ABPlan, ABResult, Arm
 from app.experiments.meter import MeasuredWindow, merged
-from app.experiments.space import Choice, SearchSpace
-from app.experiments.store import DONE, FAILED, Study
-from app.experiments.sweep import Point, SweepOptions
+from app.experiments.sweep.space import Choice, SearchSpace
+from app.experiments.store.database import DONE, FAILED, Study
+from app.experiments.sweep.sweeper import Point, SweepOptions
 from app.metrics.window import DURATIONS, EXEC, INFER, SUCCESS, CounterDelta
 from app.paths import MODEL_REPOSITORY
 from loadgen.outcome import Outcome

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import ABPlan, Arm, run_ab
-from app.experiments.confidence import BETTER, UNCLEAR
+from app.experiments.ab.comparison import ABPlan, Arm, run_ab
+from app.experiments.ab.confidence import BETTER, UNCLEAR
 from app.experiments.driving import Start
-from app.experiments.space import Choice
-from app.experiments.store import CANCELLED, Study
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import CANCELLED, Study
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
 from tests.loadgen.serverkit import model_stats
@@ -55,7 +55,7 @@ def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes
     against A's 31-34 ms: the first trial, while the neighbouring quiet test started its server) and with 8 (B:
     55.1, then 16.5-18.3 ms; A 30.6-34.5 ms; the p99 interval's upper end +0.03 ms, clean clone of f046be5). With
     the values of the last run beside stress-ng, one such trial among 12 leaves the interval's upper end at -7.2 ms,
-    one of 80 ms at -4.1 ms (app.experiments.confidence.paired, family of 3)."""
+    one of 80 ms at -4.1 ms (app.experiments.ab.confidence.paired, family of 3)."""
     plan = ABPlan(MODEL, _arms(lab, 20000, 0), SPEC, trials=12, trial_s=1.5, warmup_s=0.5)
     result = run_ab(lab, plan)
     diffs = {d.key: d for cls, d in result.differences("B") if cls == "all"}

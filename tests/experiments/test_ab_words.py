@@ -3,10 +3,10 @@ arms named by letter and by what they change; the same sentences for the page an
 from __future__ import annotations
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import ABPlan, ABResult, Arm
-from app.experiments.ab_words import change_words, config_words, percents
-from app.experiments.space import Choice
-from app.experiments.store import DONE
+from app.experiments.ab.comparison import ABPlan, ABResult, Arm
+from app.experiments.ab.verdict_words import change_words, config_words, percents
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import DONE
 from loadgen.stats import ALL
 from tests.experiments.samples import BASE_CONFIG
 

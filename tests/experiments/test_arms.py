@@ -6,8 +6,8 @@ import pytest
 from app.config.model_config import format_config, parse_config
 from app.config.read import settings_of
 from app.config.settings import DynamicBatching, ModelSettings, QueuePolicy
-from app.experiments.arms import KNOBS, define, from_knobs, from_text, parse_assignments, summary
-from app.knobs import apply_knobs
+from app.experiments.ab.arms import KNOBS, define, from_knobs, from_text, parse_assignments, summary
+from app.config.knobs import apply_knobs
 
 # A user's file: a licence header, comments, a field order of their own (no lab.json, not a lab model).
 USER_FILE = """# Copyright 2026 Example Corp.
@@ -79,7 +79,7 @@ def test_a_forms_mapping_is_held_to_the_same_ranges():
 
 
 def test_every_knob_is_one_app_knobs_takes():
-    from app.knobs import KNOBS as APP_KNOBS
+    from app.config.knobs import KNOBS as APP_KNOBS
 
     assert {k.knob for k in KNOBS.values()} <= set(APP_KNOBS)
 
@@ -176,7 +176,7 @@ def test_define_tells_a_config_from_assignments():
     assert define(SERVED, "max_batch_size: 16").name.startswith("pasted: ")
 
 
-# --- knob words and the knobs added to app.knobs -----------------------------------------------------------------
+# --- knob words and the knobs added to app.config.knobs -----------------------------------------------------------------
 def test_summary_in_knob_words():
     assert summary(settings_of(UNBATCHED)) == "1 instance, no batching"
     assert summary(settings_of(STATEFUL)) == "1 instance, max batch 8, sequence batching"

@@ -7,11 +7,11 @@ import re
 import pytest
 import vl_convert
 
-from app.experiments import charts
-from app.experiments.ab import ABResult
-from app.experiments.space import RATE, Choice
-from app.experiments.store import DONE
-from app.experiments.sweep import Point
+from app.experiments.report import study_charts as charts
+from app.experiments.ab.comparison import ABResult
+from app.experiments.sweep.space import RATE, Choice
+from app.experiments.store.database import DONE
+from app.experiments.sweep.sweeper import Point
 from loadgen.stats import ALL
 from tests.experiments import samples
 
@@ -176,7 +176,7 @@ def test_the_timeline_draws_one_line_per_arm_and_trial_in_each_panel(ab):
 
 
 def test_every_study_chart_is_valid_vega_lite(sweep, ab):
-    """The report renders its charts unvalidated (app.experiments.report.svg): each kind is validated here."""
+    """The report renders its charts unvalidated (app.experiments.report.html_report.svg): each kind is validated here."""
     space, points = sweep
     made = {"sweep_curves": charts.sweep_curves(points, space), "sweep_by_load": charts.sweep_by_load(points, space),
             "pareto_chart": charts.pareto_chart(points, space), "ab_trials": charts.ab_trials(ab),

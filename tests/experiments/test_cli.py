@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.config.model_config import parse_config
-from app.experiments import __main__ as cli
+from app.cli import experiments as cli
 from app.paths import ROOT
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
 from tests.third_party import copy_repository
@@ -139,7 +139,7 @@ def test_a_repository_folder_is_for_the_embedded_server_only(capsys, no_server, 
 def test_the_embedded_server_gets_a_temporary_copy_with_large_files_linked(tmp_path, monkeypatch):
     """Configs are copied (a study writes them), weights linked (never written, maybe gigabytes); the copy and its
     state folder go when the run ends."""
-    import app.headless as headless
+    import app.cli.headless as headless
 
     repo = tmp_path / "theirs"
     (repo / "m" / "1").mkdir(parents=True)

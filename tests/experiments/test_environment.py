@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.experiments.environment import repository_state, simulated
+from app.experiments.report.environment import repository_state, simulated
 from app.paths import MODEL_REPOSITORY
 from tests.helpers import require_tool
 

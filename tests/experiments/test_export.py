@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from app.experiments.compare import capture
-from app.experiments.export import _cell, config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
+from app.experiments.store.capture import capture
+from app.experiments.report.export import _cell, config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
 from app.experiments.meter import MeasuredWindow, merged
-from app.experiments.space import CONCURRENCY, RATE
-from app.experiments.store import FAILED, Experiment, ExperimentStore
-from app.figures import Figures
+from app.experiments.sweep.space import CONCURRENCY, RATE
+from app.experiments.store.database import FAILED, Experiment, ExperimentStore
+from app.timeline.figures import Figures
 from app.paths import ROOT
 from bench.perf_analyzer import ensure_perf_analyzer
 from loadgen.spec import LoadSpec

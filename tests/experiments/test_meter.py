@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from app.experiments.meter import Edge, Meter, MeasuredWindow, merged, steady
-from app.experiments.space import Choice, SearchSpace
-from app.experiments.sweep import Point, operating_point, pareto
+from app.experiments.sweep.space import Choice, SearchSpace
+from app.experiments.sweep.sweeper import Point, operating_point, pareto
 from app.metrics.scrape import ModelValues
 from loadgen.outcome import Outcome
 from loadgen.records import Record

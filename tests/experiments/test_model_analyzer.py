@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.experiments.model_analyzer import ma_choice, ma_config_yaml
-from app.experiments.space import RATE, Choice, SearchSpace
+from app.experiments.sweep.model_analyzer import ma_choice, ma_config_yaml
+from app.experiments.sweep.space import RATE, Choice, SearchSpace
 
 FIXTURE = Path(__file__).parent / "fixtures" / "model_analyzer"
 

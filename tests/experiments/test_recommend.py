@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from app.experiments.meter import merged
-from app.experiments.recommend import (CLEAR, DISAGREE, ONCE, ONLY, TIED, candidates, disagreement, operating_point,
+from app.experiments.sweep.recommend import (CLEAR, DISAGREE, ONCE, ONLY, TIED, candidates, disagreement, operating_point,
                                        pooled, recommend, spread, spread_of)
-from app.experiments.space import Choice, SearchSpace
-from app.experiments.store import DONE, Experiment, ExperimentStore
-from app.experiments.sweep import REPEAT, Point, with_repeats
+from app.experiments.sweep.space import Choice, SearchSpace
+from app.experiments.store.database import DONE, Experiment, ExperimentStore
+from app.experiments.sweep.sweeper import REPEAT, Point, with_repeats
 from tests.experiments.samples import T0, window
 
 SPACE = SearchSpace(instances=(1, 2, 4), delays_us=(0,), loads=(8,), p99_budget_ms=50.0, adaptive=False)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import ABResult, Arm
-from app.experiments.report import ab_report, sweep_report
-from app.experiments.space import Choice
+from app.experiments.ab.comparison import ABResult, Arm
+from app.experiments.report.html_report import ab_report, sweep_report
+from app.experiments.sweep.space import Choice
 from app.paths import MODEL_REPOSITORY, ROOT
 from tests.experiments import samples
 from tests.helpers import require_tool
@@ -44,7 +44,7 @@ def assert_self_contained(html: str, charts: int) -> None:
 
 
 def test_charts_reports_and_exports_import_without_streamlit():
-    code = ("import sys, app.experiments.charts, app.experiments.report, app.experiments.export; "
+    code = ("import sys, app.experiments.report.study_charts, app.experiments.report.html_report, app.experiments.report.export; "
             "assert 'streamlit' not in sys.modules, 'streamlit imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 

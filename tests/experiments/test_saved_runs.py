@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from app.experiments.compare import save_run
+from app.experiments.store.capture import save_run
 from app.experiments.meter import MeasuredWindow
-from app.experiments.space import Choice
+from app.experiments.sweep.space import Choice
 from loadgen.spec import LoadSpec
 from tests.helpers import wait_until
 

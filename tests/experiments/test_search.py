@@ -1,10 +1,10 @@
 """The searches alone, on made-up points (the sweep's measuring is tested against the real server elsewhere)."""
 from __future__ import annotations
 
-from app.experiments.points import Point
-from app.experiments.search import AdaptiveSearch, GridSearch
-from app.experiments.space import Choice, SearchSpace
-from app.experiments.store import DONE, FAILED
+from app.experiments.sweep.points import Point
+from app.experiments.sweep.search import AdaptiveSearch, GridSearch
+from app.experiments.sweep.space import Choice, SearchSpace
+from app.experiments.store.database import DONE, FAILED
 
 SPACE = SearchSpace("m", loads=(1, 2, 4, 8, 16), p99_budget_ms=50.0)
 

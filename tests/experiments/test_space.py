@@ -5,7 +5,7 @@ import pytest
 
 from app.config.model_config import read_config
 from app.config.read import dynamic_batching_of, instance_groups_of
-from app.experiments.space import RATE, Choice, SearchSpace
+from app.experiments.sweep.space import RATE, Choice, SearchSpace
 from app.paths import MODEL_REPOSITORY
 
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.experiments.compare import capture, compare
-from app.experiments.store import Experiment, ExperimentStore
-from app.figures import Figures
+from app.experiments.store.capture import capture, compare
+from app.experiments.store.database import Experiment, ExperimentStore
+from app.timeline.figures import Figures
 from loadgen.spec import LoadSpec
 
 
@@ -42,7 +42,7 @@ def test_capture_keeps_the_window_figures_and_the_spec():
 def test_studies_keep_their_runs_and_a_dead_owner_means_interrupted(tmp_path):
     import sqlite3
 
-    from app.experiments.store import DONE, INTERRUPTED, RUNNING, Study
+    from app.experiments.store.database import DONE, INTERRUPTED, RUNNING, Study
 
     store = ExperimentStore(tmp_path / "exp.sqlite")
     sid = store.add_study(Study("sweep", "s", "gpu_sim", {"space": {}}, 1.0))
@@ -87,8 +87,8 @@ def _sql(store, *statements) -> None:
 
 
 def _sweep(store, keys=("i1@1", "i1@4", "i2@4"), **result):
-    from app.experiments.space import SearchSpace
-    from app.experiments.store import DONE, Study
+    from app.experiments.sweep.space import SearchSpace
+    from app.experiments.store.database import DONE, Study
 
     space = SearchSpace(model="m", instances=(1, 2), delays_us=(), include_default=False, loads=(1, 4))
     sid = store.add_study(Study("sweep", "s", "m", {"space": space.to_dict()}, 1.0, status=DONE, result=result))
@@ -137,8 +137,8 @@ def test_a_damaged_run_keeps_what_reads_and_drops_figures_that_are_not_numbers(t
 
 
 def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
-    from app.experiments.ab import load_trials
-    from app.experiments.sweep import load_points
+    from app.experiments.ab.comparison import load_trials
+    from app.experiments.sweep.sweeper import load_points
 
     store = ExperimentStore(tmp_path / "exp.sqlite")
     sid = _sweep(store, keys=("i1@1", "i1@4", "i2@4", "i2@", "z9@4", "i1@-3", "i2@1"))
@@ -154,7 +154,7 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
         assert any(words in p for p in problems), (words, problems)
     assert [p.key for p in load_points(store, sid)] == ["i1@1", "i2@4"]  # without a list to say it in: still no raise
 
-    ab = store.add_study(__import__("app.experiments.store", fromlist=["Study"]).Study("ab", "c", "m", {}, 1.0))
+    ab = store.add_study(__import__("app.experiments.store.database", fromlist=["Study"]).Study("ab", "c", "m", {}, 1.0))
     for point in ("A#0", "B#0", "A#x", "#1"):
         store.add(Experiment(point, "m", "cfg", kind="trial", study_id=ab, point=point,
                              client={"all": {"p99_ms": 1.0}}))
@@ -168,7 +168,7 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
 
 
 def test_a_stored_sweep_reads_as_far_as_it_can_and_a_broken_one_says_why(tmp_path):
-    from app.experiments.stored import read_ab, read_sweep
+    from app.experiments.store.stored import read_ab, read_sweep
 
     store = ExperimentStore(tmp_path / "exp.sqlite")
     whole = _sweep(store, best="i2@4", points=3)

@@ -9,8 +9,8 @@ from app.experiments.study_lab import MEMBERS
 from app.lab import Lab
 from app.paths import ROOT
 
-STUDIES = [*sorted((ROOT / "app" / "experiments").glob("*.py")), *sorted((ROOT / "app" / "scenarios").glob("*.py")),
-           ROOT / "app" / "autopilot_loop.py", ROOT / "app" / "autopilot_trace.py"]
+STUDIES = [*sorted((ROOT / "app" / "experiments").rglob("*.py")), *sorted((ROOT / "app" / "scenarios").glob("*.py")),
+           ROOT / "app" / "autopilot" / "job.py", ROOT / "app" / "autopilot" / "steered.py"]
 LAUNCHERS = {"jobs"}  # a study's start_* function hands it to the lab's one background job; its run never does
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from app.config.model_config import parse_config
 from app.config.read import parameters_of
-from app.experiments.space import RATE, Choice, SearchSpace
-from app.experiments.store import INTERRUPTED, ExperimentStore
-from app.experiments.sweep import SweepOptions, load_points, run_sweep, with_repeats
+from app.experiments.sweep.space import RATE, Choice, SearchSpace
+from app.experiments.store.database import INTERRUPTED, ExperimentStore
+from app.experiments.sweep.sweeper import SweepOptions, load_points, run_sweep, with_repeats
 from app.paths import ROOT
 from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
 
@@ -103,8 +103,8 @@ SWEEP_CHILD = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {root!r})
     from app.lab import Lab
-    from app.experiments.space import SearchSpace
-    from app.experiments.sweep import run_sweep
+    from app.experiments.sweep.space import SearchSpace
+    from app.experiments.sweep.sweeper import run_sweep
     lab = Lab.create({{"TRITON_URL": {url!r}, "TRITON_METRICS_URL": {metrics!r}, "TRITON_GRPC_URL": {grpc!r},
                       "TRITON_MODEL_REPOSITORY": {repo!r}, "TRITON_CONTROL_KEY": {key!r}}})
     space = SearchSpace(model="gpu_sim", instances=(1, 2), delays_us=(0,), include_default=False,

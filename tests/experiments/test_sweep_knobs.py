@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.config.contract import contract_changes
 from app.config.model_config import parse_config
-from app.experiments.space import Choice
-from app.experiments.sweep_knobs import knob_offer
+from app.experiments.sweep.space import Choice
+from app.experiments.sweep.knob_offer import knob_offer
 from app.paths import MODEL_REPOSITORY
 from tests.third_party import SOURCE as REPOSITORY
 

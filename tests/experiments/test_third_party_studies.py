@@ -7,11 +7,11 @@ from statistics import mean
 import pytest
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import HEADLINE, ABPlan, Arm, run_ab
+from app.experiments.ab.comparison import HEADLINE, ABPlan, Arm, run_ab
 from app.experiments.driving import Start
-from app.experiments.space import Choice, SearchSpace
-from app.experiments.store import DONE, FAILED, Study
-from app.experiments.sweep import SweepOptions, run_sweep
+from app.experiments.sweep.space import Choice, SearchSpace
+from app.experiments.store.database import DONE, FAILED, Study
+from app.experiments.sweep.sweeper import SweepOptions, run_sweep
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import ALL

@@ -16,12 +16,12 @@ import pytest
 from app.config.edits import set_settings
 from app.config.model_config import parse_config
 from app.config.read import settings_of
-from app.experiments.ab import ABPlan, ABResult, Arm, run_ab
-from app.experiments.space import Choice
-from app.experiments.store import DONE
-from app.experiments.trace_play import TraceLoad
-from app.experiments.trace_sweep import TraceSweepPlan, load_runs, run_trace_sweep
-from app.knobs import apply_knobs
+from app.experiments.ab.comparison import ABPlan, ABResult, Arm, run_ab
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import DONE
+from app.experiments.trace.play import TraceLoad
+from app.experiments.trace.trace_sweep import TraceSweepPlan, load_runs, run_trace_sweep
+from app.config.knobs import apply_knobs
 from loadgen.specfile import spec_to_dict
 
 MODEL = "gpu_sim"

@@ -53,7 +53,7 @@ def test_the_dashboards_run_stops_itself_once_every_request_fails(triton, restor
     answered = counters(triton)[0]
     http.InferenceServerClient(triton.endpoint.host_port).infer("gpu_sim", [narrow_input()])
     wait_until(lambda: counters(triton)[0] > answered, 10, "the good request in /metrics")
-    assert counters(triton)[1] == counted, "Triton now counts shape refusals: update app.ui.failures' note"
+    assert counters(triton)[1] == counted, "Triton now counts shape refusals: update app.ui.traffic.failures' note"
 
 
 def narrow_input() -> http.InferInput:

@@ -12,7 +12,7 @@ import pytest
 from loadgen import connection
 from loadgen.connection import BlockingConnection, Connection, ProtocolError, Response
 from loadgen.outcome import Outcome, classify, classify_exception
-from loadgen.payload import decode_outputs, http_request, infer_body
+from loadgen.inputs.payload import decode_outputs, http_request, infer_body
 
 OK = (
     b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nInference-Header-Content-Length: 5\r\n"

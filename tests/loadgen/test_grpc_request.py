@@ -10,9 +10,9 @@ import pytest
 from tritonclient.grpc import service_pb2
 
 from loadgen.classes import make_target
-from loadgen.grpc_path import StreamPath, _classify, grpc_target
-from loadgen.grpc_request import carries_data, encode_request, is_final, with_id
-from loadgen.grpc_stream import Pending, StreamSlot, StreamSlots
+from loadgen.triton_grpc.grpc_path import StreamPath, _classify, grpc_target
+from loadgen.triton_grpc.grpc_request import carries_data, encode_request, is_final, with_id
+from loadgen.triton_grpc.grpc_stream import Pending, StreamSlot, StreamSlots
 from loadgen.outcome import Outcome
 from loadgen.records import RecordBus
 

@@ -11,10 +11,10 @@ import pytest
 
 from app.server.ports import free_port
 from loadgen.classes import make_target
-from loadgen.grpc_path import StreamPath
-from loadgen.grpc_request import encode_request, with_id
-from loadgen.grpc_stream import Pending, StreamSlot, StreamSlots
-from loadgen.metadata import ModelUnavailable
+from loadgen.triton_grpc.grpc_path import StreamPath
+from loadgen.triton_grpc.grpc_request import encode_request, with_id
+from loadgen.triton_grpc.grpc_stream import Pending, StreamSlot, StreamSlots
+from loadgen.inputs.metadata import ModelUnavailable
 from loadgen.outcome import Outcome
 from loadgen.pacer import LoopPacer
 from loadgen.records import RecordBus

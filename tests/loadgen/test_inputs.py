@@ -9,10 +9,10 @@ import struct
 import numpy as np
 import pytest
 
-from loadgen.input_data import read_data
-from loadgen.inputs import plan_inputs, sent_shape, tensor_variants
-from loadgen.metadata import ModelInfo, TensorInfo, info_from_config
-from loadgen.shapes import MAX_VARIANTS, ShapeSpec
+from loadgen.inputs.input_data import read_data
+from loadgen.inputs.tensors import plan_inputs, sent_shape, tensor_variants
+from loadgen.inputs.metadata import ModelInfo, TensorInfo, info_from_config
+from loadgen.inputs.shapes import MAX_VARIANTS, ShapeSpec
 from loadgen.spec import InputSpec, TrafficClass
 
 VAR = ModelInfo("var_dims", (TensorInfo("VALUES", "FP32", (-1,)), TensorInfo("SCALE", "FP32", (1,), optional=True)),
@@ -227,7 +227,7 @@ def test_a_path_that_is_not_there_or_one_npy_file(tmp_path):
 
 
 def test_a_request_larger_than_the_table_allows_is_refused_before_anything_is_allocated(monkeypatch):
-    import loadgen.inputs as inputs  # noqa: PLC0415
+    import loadgen.inputs.tensors as inputs  # noqa: PLC0415
 
     monkeypatch.setattr(inputs, "random_tensor", lambda *a, **k: pytest.fail("allocated a tensor first"))
     huge = TrafficClass(inputs=(InputSpec("VALUES", dims=(20_000_000,)),))  # 8 rows x 80 MB of FP32

@@ -14,12 +14,12 @@ import pytest
 from app.server.embedded import EmbeddedServer, ServerOptions
 from loadgen.classes import prepare_class
 from loadgen.connection import BlockingConnection
-from loadgen.inputs import tensor_variants
-from loadgen.metadata import fetch_model
+from loadgen.inputs.tensors import tensor_variants
+from loadgen.inputs.metadata import fetch_model
 from loadgen.outcome import Outcome
-from loadgen.payload import decode_outputs, error_message
+from loadgen.inputs.payload import decode_outputs, error_message
 from loadgen.run import LoadRun
-from loadgen.shapes import ShapeSpec
+from loadgen.inputs.shapes import ShapeSpec
 from loadgen.spec import InputSpec, LoadSpec, TrafficClass
 from tests.third_party import copy_repository
 

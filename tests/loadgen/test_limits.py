@@ -13,7 +13,7 @@ from loadgen import cli
 from loadgen.limits import LIMITS, Limit, check_finite, nonfinite
 from loadgen.spec import LoadSpec, SequenceSpec, TrafficClass
 from loadgen.specfile import spec_from_dict, spec_to_dict
-from loadgen.stream import StreamSpec
+from loadgen.generate_stream import StreamSpec
 from loadgen.spec_limits import check_stream, peak_rate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -70,7 +70,7 @@ def test_a_master_and_two_workers_drive_the_lab_traffic_classes(triton, restore_
 
 
 def _status_page(url: str) -> None:
-    from app.ui.traffic import locust_status  # noqa: PLC0415 - AppTest runs this function's body as a script
+    from app.ui.traffic.traffic_panel import locust_status  # noqa: PLC0415 - AppTest runs this function's body as a script
 
     locust_status(url)
 

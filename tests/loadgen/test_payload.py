@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from loadgen.connection import Response
-from loadgen.payload import (
+from loadgen.inputs.payload import (
     decode_outputs,
     deserialize_bytes,
     infer_body,

@@ -9,10 +9,10 @@ import statistics
 
 import pytest
 
-from loadgen.rate_trace import RateTrace, TraceError, curve, describe, playback, rate_at
-from loadgen.rate_trace_files import from_timestamps, from_trace_file, read_rate_csv, read_rate_file, read_rate_json
-from loadgen.rate_trace_prometheus import fetch_rate_trace, promql_range_query
-from loadgen.rate_trace_shipped import NAMES, SHIPPED, make_shipped_traces, shipped_trace
+from loadgen.rate_trace.rate_trace import RateTrace, TraceError, curve, describe, playback, rate_at
+from loadgen.rate_trace.files import from_timestamps, from_trace_file, read_rate_csv, read_rate_file, read_rate_json
+from loadgen.rate_trace.prometheus_range import fetch_rate_trace, promql_range_query
+from loadgen.rate_trace.shipped import NAMES, SHIPPED, make_shipped_traces, shipped_trace
 
 # Prometheus's own example answer to a range query, as its HTTP API documentation gives it
 # (docs/querying/api.md, "Range queries": `up` over 30 s at a 15 s step).

@@ -11,9 +11,9 @@ from random import Random
 import pytest
 
 from loadgen.cli import parser, spec_from_args
-from loadgen.rate_trace import TraceError
-from loadgen.rate_trace_load import is_trace, played_s, trace_gaps, trace_load
-from loadgen.rate_trace_shipped import SHIPPED
+from loadgen.rate_trace.rate_trace import TraceError
+from loadgen.rate_trace.trace_load import is_trace, played_s, trace_gaps, trace_load
+from loadgen.rate_trace.shipped import SHIPPED
 from loadgen.schedule import Schedule, Stream
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode
 

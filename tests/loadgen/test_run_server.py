@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from loadgen.outcome import Outcome
-from loadgen.shapes import ShapeSpec
+from loadgen.inputs.shapes import ShapeSpec
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from tests.loadgen.serverkit import add_bench_model, model_stats, reload_with, remove_bench_model, run_load
 

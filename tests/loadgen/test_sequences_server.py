@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from loadgen.outcome import Outcome
-from loadgen.shapes import LengthSpec
+from loadgen.inputs.shapes import LengthSpec
 from loadgen.spec import LoadSpec, SequenceSpec
 from tests.loadgen.serverkit import reload_with, run_load
 

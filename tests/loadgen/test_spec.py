@@ -6,7 +6,7 @@ from random import Random
 
 import pytest
 
-from loadgen.shapes import LengthSpec, ShapeSpec, fill
+from loadgen.inputs.shapes import LengthSpec, ShapeSpec, fill
 from loadgen.spec import (ArrivalKind, ArrivalSpec, InputSpec, LoadSpec, Mode, RetryKind, RetryPolicy,
                           TrafficClass)
 from loadgen.specfile import load_spec, spec_from_dict, spec_to_dict

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from app.server.ports import free_port
-from loadgen.shapes import LengthSpec
-from loadgen.stream import StreamRecord, StreamRunner, StreamSpec, stream_figures
+from loadgen.inputs.shapes import LengthSpec
+from loadgen.generate_stream import StreamRecord, StreamRunner, StreamSpec, stream_figures
 
 WINDOW = (1.0, 3.0)
 RECORDS = [  # sent, first token, done, tokens, expected, error

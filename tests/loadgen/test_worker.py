@@ -13,7 +13,7 @@ from loadgen.controller import LoadController
 from loadgen.outcome import Outcome
 from loadgen.records import Record
 from loadgen.run import LoadRun
-from loadgen.shapes import ShapeSpec
+from loadgen.inputs.shapes import ShapeSpec
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.worker import WorkerProcess, decode, encode
 from tests.helpers import wait_until

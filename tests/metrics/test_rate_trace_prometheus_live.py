@@ -7,7 +7,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from app.traffic import import_prometheus
+from app.traffic.form import import_prometheus
 from loadgen.run import LoadRun
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode
 from tests.helpers import wait_until

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from loadgen.stream import StreamRecord, generate_once
+from loadgen.generate_stream import StreamRecord, generate_once
 from tests.helpers import model_module, read_config, reload
 
 STEP_MS = 1.0 + 2.0 * 2 ** 0.35  # the shipped cost of one decode step over 2 rows: about 3.5 ms

@@ -10,7 +10,7 @@ import pytest
 
 from app.config.model_config import parse_config
 from app.paths import ROOT
-from app.experiments.store import Experiment
+from app.experiments.store.database import Experiment
 from app.scenarios.base import PhaseFigures
 from app.scenarios.catalog import SCENARIOS, operating_point
 from app.scenarios.runner import caution, phase_table, run_scenario
@@ -99,9 +99,9 @@ def test_a_phase_in_which_the_generator_fell_behind_is_named():
 
 def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
     """Goodput first (answers inside their SLA), throughput only breaking ties — the sweep's rule, not a second one."""
-    from app.experiments.recommend import operating_point as sweep_point  # noqa: PLC0415
-    from app.experiments.space import Choice, SearchSpace  # noqa: PLC0415
-    from app.experiments.points import Point  # noqa: PLC0415
+    from app.experiments.sweep.recommend import operating_point as sweep_point  # noqa: PLC0415
+    from app.experiments.sweep.space import Choice, SearchSpace  # noqa: PLC0415
+    from app.experiments.sweep.points import Point  # noqa: PLC0415
 
     rows = {"fast but late": (1900.0, 1500.0, 25.0), "slower, in time": (1800.0, 1700.0, 28.0),
             "over budget": (2500.0, 2400.0, 45.0)}

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from app.config.model_config import parse_config
-from app.experiments.space import Choice
-from app.experiments.store import CANCELLED, DONE
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import CANCELLED, DONE
 from app.scenarios.base import Check, Phase, Scenario
 from app.scenarios.runner import run_scenario
 from loadgen.spec import LoadSpec, Mode, TrafficClass

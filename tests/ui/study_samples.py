@@ -12,13 +12,13 @@ import math
 import numpy as np
 
 from app.config.model_config import format_config, parse_config
-from app.experiments.ab import ABResult
+from app.experiments.ab.comparison import ABResult
 from app.experiments.driving import Start
 from app.experiments.meter import merged
-from app.experiments.recommend import pooled, recommend
-from app.experiments.space import SearchSpace
-from app.experiments.store import DONE, Experiment, ExperimentStore, Study
-from app.experiments.sweep import REPEAT, Point, SweepOptions
+from app.experiments.sweep.recommend import pooled, recommend
+from app.experiments.sweep.space import SearchSpace
+from app.experiments.store.database import DONE, Experiment, ExperimentStore, Study
+from app.experiments.sweep.sweeper import REPEAT, Point, SweepOptions
 from tests.experiments import samples
 
 CLOSE = {"i1-d0": 400.0, "i1-d2000": 560.0, "i2-d0": 700.0, "i2-d2000": 715.0}  # req/s: the best two 2 % apart

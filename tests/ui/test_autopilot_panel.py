@@ -2,7 +2,7 @@
 on from its form (bad bounds refused in words), a clearly marked mode while on, and off again with its study."""
 from __future__ import annotations
 
-from app.autopilot_loop import KIND
+from app.autopilot.job import KIND
 from tests.ui.apptest import ok, open_page, wait_until, widget
 
 PAGE = "lab_pages/instances.py"
@@ -62,7 +62,7 @@ def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
 
 
 def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(lab, restore_model):
-    from loadgen.rate_trace_load import trace_load
+    from loadgen.rate_trace.trace_load import trace_load
     from loadgen.spec import LoadSpec, Mode, TrafficClass
 
     restore_model("gpu_sim")

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.ab import ABPlan, Arm
+from app.experiments.ab.comparison import ABPlan, Arm
 from app.experiments.jobs import JobState
-from app.experiments.space import SearchSpace
-from app.experiments.store import DONE, FAILED, Experiment, Study
+from app.experiments.sweep.space import SearchSpace
+from app.experiments.store.database import DONE, FAILED, Experiment, Study
 from app.paths import ROOT
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict

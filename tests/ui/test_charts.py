@@ -4,9 +4,9 @@ from __future__ import annotations
 import altair as alt
 import pytest
 
-from app.ui import charts
-from app.ui.frames import series
-from app.ui.charts import latency, spike_cap
+from app.ui.live import live_charts as charts
+from app.ui.live.chart_rows import series
+from app.ui.live.live_charts import latency, spike_cap
 
 KINDS = ("throughput", "latency", "breakdown", "pending", "per_class", "batch_histogram")
 

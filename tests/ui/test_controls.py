@@ -246,8 +246,8 @@ def test_pause_freezes_the_live_view(lab):
 
 def test_the_status_table_shows_sends_late_and_sends_the_generator_fell_behind_on():
     from app.metrics.catalog import label  # noqa: PLC0415
-    from app.traffic import TrafficForm, build_spec  # noqa: PLC0415
-    from app.ui.traffic import status_rows  # noqa: PLC0415
+    from app.traffic.form import TrafficForm, build_spec  # noqa: PLC0415
+    from app.ui.traffic.traffic_panel import status_rows  # noqa: PLC0415
 
     spec = build_spec(TrafficForm(model="gpu_sim", mode="open", rate=100.0))
     window = {"default": {"seconds": 9, "offered_rps": 100.0, "throughput_rps": 99.0, "late": 40, "behind": 3}}

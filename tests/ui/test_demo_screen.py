@@ -11,9 +11,9 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.store import DONE, Study
+from app.experiments.store.database import DONE, Study
 from app.paths import ROOT
-from app.ui import presenter
+from app.ui.demo import presenter
 from tests.ui.apptest import ok, open_page, shown, wait_until
 from tests.ui.conftest import remote_dashboard
 
@@ -82,7 +82,7 @@ def test_a_stored_verdict_chosen_by_the_presenter_is_said_in_plain_sentences(lab
 
 
 def _panel(lab) -> None:
-    from app.ui.presenter import presenter_panel  # noqa: PLC0415 - the script runs on its own
+    from app.ui.demo.presenter import presenter_panel  # noqa: PLC0415 - the script runs on its own
 
     presenter_panel(lab)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import threading
 import time
 
-from app.ui.live import WINDOWS
-from app.ui.live_frame import FrameCache, cache_of, frame
+from app.ui.live.live_view import WINDOWS
+from app.ui.live.live_frame import FrameCache, cache_of, frame
 
-SHARED_WINDOW_S = 170  # a window the pages do not offer (app.ui.live.WINDOWS)
+SHARED_WINDOW_S = 170  # a window the pages do not offer (app.ui.live.live_view.WINDOWS)
 
 
 def test_sessions_in_the_same_tick_share_one_build_even_when_they_ask_at_once():

@@ -16,7 +16,7 @@ from tests.ui.apptest import metric, ok, texts
 
 
 def _panel(lab) -> None:
-    from app.ui.status import server_panel  # noqa: PLC0415 - the script runs on its own
+    from app.ui.panels.server_panel import server_panel  # noqa: PLC0415 - the script runs on its own
 
     server_panel(lab, allow_restart=False)
 

@@ -56,8 +56,8 @@ def test_viewer_mode_is_read_only(ui_env, monkeypatch):
 
 def test_beyond_loopback_only_the_operator_token_may_change_things(ui_env, monkeypatch, caplog):
     import app.ui.access as access  # noqa: PLC0415
-    from app.gate import Request  # noqa: PLC0415
-    from app.guess_limit import TokenExchange  # noqa: PLC0415
+    from app.access.gate import Request  # noqa: PLC0415
+    from app.access.guess_limit import TokenExchange  # noqa: PLC0415
 
     now = [0.0]
     monkeypatch.setattr(access, "EXCHANGE", TokenExchange(clock=lambda: now[0]))

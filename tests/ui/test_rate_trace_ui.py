@@ -8,10 +8,10 @@ import altair as alt
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.traffic import TrafficForm, build_spec, with_trace_rate
-from app.ui import charts
-from app.ui.live_frame import trace_line
-from loadgen.rate_trace_shipped import SHIPPED
+from app.traffic.form import TrafficForm, build_spec, with_trace_rate
+from app.ui.live import live_charts as charts
+from app.ui.live.live_frame import trace_line
+from loadgen.rate_trace.shipped import SHIPPED
 from tests.ui.apptest import ok, widget
 
 T0 = 1_700_000_000.0
@@ -20,8 +20,8 @@ T0 = 1_700_000_000.0
 def form_page() -> None:
     import streamlit as st  # noqa: PLC0415 - AppTest runs this function's body as the page
 
-    from app.traffic import TrafficForm, problems  # noqa: PLC0415
-    from app.ui.traffic import _form  # noqa: PLC0415
+    from app.traffic.form import TrafficForm, problems  # noqa: PLC0415
+    from app.ui.traffic.traffic_panel import _form  # noqa: PLC0415
 
     form = _form(TrafficForm(model="gpu_sim", mode="open"), "t")
     st.session_state["form"] = form

@@ -13,10 +13,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.store import DONE, Experiment, Study
+from app.experiments.store.database import DONE, Experiment, Study
 from app.paths import ROOT
 from app.scenarios.catalog import SCENARIOS
-from app.ui.scenarios import HELD, NOT_HELD
+from app.ui.panels.scenario_panel import HELD, NOT_HELD
 from tests.ui.apptest import PAGES, RUN_TIMEOUT_S, texts, wait_until
 from tests.ui.conftest import click_landing
 from tests.ui.fresh_dashboard import fresh_dashboard
@@ -25,7 +25,7 @@ SHORTEST = min(SCENARIOS.values(), key=lambda s: sum(p.seconds + p.warmup_s for 
 PAGE = {"dynamic": "dynamic_batching", "instances": "instances", "sequence": "sequence_batching",
         "priority": "priority", "diagnosis": "diagnosis", "three": "three_batchings"}
 UI_CODE = [*sorted((ROOT / "app").rglob("*.py")), *PAGES, ROOT / "streamlit_app.py"]
-MINE = [ROOT / "app/ui/scenarios.py", ROOT / "app/scenarios/catalog.py", ROOT / "app/scenarios/scripts.py",
+MINE = [ROOT / "app/ui/panels/scenario_panel.py", ROOT / "app/scenarios/catalog.py", ROOT / "app/scenarios/scripts.py",
         ROOT / "app/scenarios/base.py", ROOT / "app/scenarios/runner.py"]
 
 

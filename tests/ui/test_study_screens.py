@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from app.experiments.report import ab_report, sweep_report
-from app.experiments.stored import read_sweep
-from app.experiments.store import ExperimentStore
-from app.experiments.sweep import with_repeats
+from app.experiments.report.html_report import ab_report, sweep_report
+from app.experiments.store.stored import read_sweep
+from app.experiments.store.database import ExperimentStore
+from app.experiments.sweep.sweeper import with_repeats
 from app.paths import ROOT
 from tests.experiments import samples
 from tests.ui import study_samples

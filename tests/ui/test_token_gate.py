@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.gate import Request
-from app.guess_limit import TokenExchange
+from app.access.gate import Request
+from app.access.guess_limit import TokenExchange
 from app.paths import ROOT
 from app.server.ports import free_port
 from tests.helpers import Clock, require_tool

@@ -7,11 +7,11 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.space import Choice
-from app.experiments.store import DONE, Experiment, Study
-from app.experiments.trace_judge import TraceScore
-from app.experiments.trace_play import TraceLoad
-from app.experiments.trace_sweep import KIND, RUN, TraceSweepPlan
+from app.experiments.sweep.space import Choice
+from app.experiments.store.database import DONE, Experiment, Study
+from app.experiments.trace.judge import TraceScore
+from app.experiments.trace.play import TraceLoad
+from app.experiments.trace.trace_sweep import KIND, RUN, TraceSweepPlan
 from app.paths import ROOT
 from tests.ui.apptest import RUN_TIMEOUT_S, texts
 

@@ -15,8 +15,8 @@ def form_page(pbtxt: str, model: str) -> None:
     from google.protobuf import text_format  # noqa: PLC0415
     from tritonclient.grpc import model_config_pb2  # noqa: PLC0415
 
-    from app.traffic import TrafficForm, problems  # noqa: PLC0415
-    from app.ui.traffic import _form  # noqa: PLC0415
+    from app.traffic.form import TrafficForm, problems  # noqa: PLC0415
+    from app.ui.traffic.traffic_panel import _form  # noqa: PLC0415
 
     config = text_format.Parse(pbtxt, model_config_pb2.ModelConfig())
     form = _form(TrafficForm(model=model), "t", config)

@@ -1,0 +1,1 @@
+"""A/B(/C) comparisons: the same seeded traffic on each arm, verdicts with confidence."""

@@ -1,0 +1,1 @@
+"""Sweeps: configurations x loads on the live server, searched to the SLA operating point."""

@@ -1,0 +1,1 @@
+"""Judged on a trace: one rate trace played on each configuration, scored on the whole trace."""

@@ -1,0 +1,1 @@
+"""The live timeline: window figures, change markers, and the history kept on disk."""

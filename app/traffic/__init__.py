@@ -1,0 +1,1 @@
+"""Traffic of the pages: the form turned into a loadgen LoadSpec, and what a running spec asks."""

@@ -1,0 +1,1 @@
+"""Changing a config on a page: knob widgets, the raw editor, an Apply's outcome."""

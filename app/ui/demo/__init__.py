@@ -1,0 +1,1 @@
+"""/demo for an audience: the story, the words, what the presenter chose to show."""

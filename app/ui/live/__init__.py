@@ -1,0 +1,1 @@
+"""The live view: tiles, per-second charts and change markers, computed once per tick."""

@@ -1,0 +1,1 @@
+"""The page frame: the concept page's shape, the header and model picker, the concepts' words."""

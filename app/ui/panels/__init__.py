@@ -1,0 +1,1 @@
+"""A concept page's own panels: server, diagnosis, GPU, fleet, ensemble, sequences, autopilot, scenarios."""

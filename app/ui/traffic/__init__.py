@@ -1,0 +1,1 @@
+"""The traffic panel: what runs, the form that starts or changes it, failures in words."""
