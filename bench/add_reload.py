@@ -43,9 +43,9 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
     lab.load.start(spec)
     events = []
     try:
-        while lab.load.started_at is None:
+        while lab.traffic().started_at is None:
             time.sleep(0.05)
-        t0 = lab.load.started_at
+        t0 = lab.traffic().started_at
         time.sleep(SETTLE_BACK_S)
         for rep in range(reps + 1):
             for way in (WAYS if rep % 2 == 0 else WAYS[::-1]):
@@ -61,7 +61,7 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
                 serve(lab, 1, DELAY_US)
                 time.sleep(SETTLE_BACK_S)
     finally:
-        lab.load.stop()
+        lab.stop_traffic()
         unsubscribe()
     done = [(r.done_s, r.latency_s) for r in records]
     adds = []

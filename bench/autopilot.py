@@ -37,7 +37,7 @@ from app.autopilot.steered import play_steered
 from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
-from app.experiments.meter import Meter, merged
+from app.metrics.meter import merged
 from app.experiments.trace.judge import TraceScore, judge
 from app.experiments.trace.play import TraceLoad, play, score_of
 from app.cli.headless import headless_lab
@@ -59,7 +59,7 @@ TARGETS = {"seconds_over": 0.5, "instance_seconds": 1.0, "goodput": 0.98}
 
 def serve(lab, instances: int, delay_us: int) -> None:
     """Serve gpu_sim with this many instances and max_queue_delay (a no-op when it already does)."""
-    current = lab.config.current(MODEL)
+    current = lab.served_config(MODEL)
     wanted = apply_knobs(settings_of(current), {"instance_count": instances, "max_queue_delay_microseconds": delay_us})
     if wanted != settings_of(current):
         lab.apply(MODEL, set_settings(current, wanted), f"bench: {instances} instance(s), delay {delay_us} µs")
@@ -68,7 +68,7 @@ def serve(lab, instances: int, delay_us: int) -> None:
 def play_static(lab, load: TraceLoad, sla_ms: float, seed: int, instances: int) -> TraceScore:
     """Play the trace once on a static count; return its score."""
     spec = load.spec(MODEL, sla_ms, seed)
-    with Meter(lab.load, lab.endpoint, MODEL, slas_of(spec)) as meter:
+    with lab.meter(MODEL, slas_of(spec)) as meter:
         windows = play(StudyDriver(lab, MODEL, 0, threading.Event()), meter, spec, f"static {instances}")
     return score_of(windows, spec, sla_ms, instances)
 
@@ -78,7 +78,7 @@ def steady(lab, rate: float, sla_ms: float, seed: int, warmup_s: float = STEADY_
     """Return the clients' figures under a steady Poisson load at rate, measured seconds after a warm-up."""
     spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=warmup_s + seconds + 10,
                     classes=(TrafficClass(sla_ms=sla_ms),), seed=seed)
-    with Meter(lab.load, lab.endpoint, MODEL, slas_of(spec)) as meter:
+    with lab.meter(MODEL, slas_of(spec)) as meter:
         driver = StudyDriver(lab, MODEL, 0, threading.Event())
         driver.wait_idle(meter)
         windows = driver.run_fixed(meter, spec, warmup_s, seconds, "steady")

@@ -128,7 +128,7 @@ def _tail(path: Path, lines: int = 40) -> str:
 def run_lab_sweep(space: SearchSpace, repo: Path, work: Path) -> dict:
     """Sweep the same space through the lab (an embedded tritonserver on the copy); return its wall time and choice."""
     from app.experiments.sweep.sweeper import run_sweep  # noqa: PLC0415 - the lab's sweep
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
 
     os.environ["TBL_STATE_DIR"] = str(work / "state")  # the experiment store goes with the temporary copy
     print(f"lab sweep: {space.points()} points at most (adaptive={space.adaptive})", flush=True)

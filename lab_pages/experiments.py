@@ -25,17 +25,17 @@ sweep_tab, trace_tab, ab_tab, pilot_tab, runs_tab = st.tabs(["Sweep", "Judged on
                                                               "Autopilot runs", "Saved runs"])
 with sweep_tab:
     if can_operate():
-        with st.expander("New sweep", expanded=not lab.experiments.studies(kind="sweep")):
+        with st.expander("New sweep", expanded=not lab.studies(kind="sweep")):
             sweep_form(lab, models)
     sweep_results(lab)
 with trace_tab:
     if can_operate():
-        with st.expander("New trace-judged sweep", expanded=not lab.experiments.studies(kind="trace_sweep")):
+        with st.expander("New trace-judged sweep", expanded=not lab.studies(kind="trace_sweep")):
             trace_sweep_form(lab, models)
     trace_sweep_results(lab)
 with ab_tab:
     if can_operate():
-        with st.expander("New comparison", expanded=not lab.experiments.studies(kind="ab")):
+        with st.expander("New comparison", expanded=not lab.studies(kind="ab")):
             ab_form(lab, models)
     ab_results(lab)
 with pilot_tab:

@@ -11,7 +11,7 @@ lab = lab_or_stop()
 header("Triton Batching Lab", concepts.OVERVIEW, expanded=True)
 server_panel(lab, allow_restart=can_operate())
 st.subheader("Traffic")
-traffic_status(lab, lab.load.running)
+traffic_status(lab, lab.traffic().running)
 st.subheader("Where to start")
 st.markdown("""
 Every page works on any model the server serves: pick it in the page's model selector (models that are not READY

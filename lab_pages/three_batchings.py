@@ -15,7 +15,7 @@ st.subheader("Each loaded model, checked")
 rows = []
 for model in [m.name for m in lab.status().models if m.state == "READY"]:
     try:
-        fit = check(model, lab.config.current(model))
+        fit = check(model, lab.served_config(model))
     except Exception as exc:  # noqa: BLE001 - one unreadable model must not hide the others
         st.warning(f"{model}: {exc}")
         continue
@@ -32,6 +32,6 @@ st.markdown(
     "responses."
 )
 scenario_panel(lab, "three")
-traffic_status(lab, lab.load.running)
+traffic_status(lab, lab.traffic().running)
 model = st.selectbox("Live view of", [r["model"] for r in rows] or ["gpu_sim"], key="three:model")
 live_view(lab, model, "three")

@@ -36,12 +36,13 @@ class LoadController:
     its records come back over a pipe into this process's statistics and subscribers.
     """
 
-    def __init__(self, url: str, held: Held | None = None, past_runs: int = 8, grpc_url: str | None = None) -> None:
+    def __init__(self, url: str, held: Held | None = None, past_runs: int = 8, grpc_url: str | None = None,
+                 worker: WorkerProcess | None = None) -> None:
         self.url = url
         self.grpc_url = grpc_url  # the server's gRPC host:port: decoupled models are driven over its stream
         self.held = held  # tells the statistics which requests waited through a config reload
         self.runs = 0  # how many runs were started: a new number means a new run
-        self.worker = WorkerProcess()
+        self.worker = worker if worker is not None else WorkerProcess()  # where the requests go out from
         self._lock = threading.RLock()
         self._viewers = RecordBus()  # subscribe()'s subscribers
         self._run: WorkerRun | None = None

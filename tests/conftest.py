@@ -154,7 +154,7 @@ def _server_idle_after(request):
 @pytest.fixture
 def gpu_sim_lab(triton, restore_model, tmp_path, monkeypatch):
     """A Lab driving the session server (remote mode), its state in tmp_path; gpu_sim's config restored after."""
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path))
     restore_model("gpu_sim")

@@ -101,7 +101,7 @@ def embedded_lab_serving(repo: Path, state: Path, env: dict[str, str] | None = N
     """Yield a Lab whose own embedded server serves repo (its state in state, env set while it lives); close it."""
     import pytest  # noqa: PLC0415
 
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
 
     with pytest.MonkeyPatch.context() as mp:
         for name, value in (env or {}).items():

@@ -145,15 +145,17 @@ class ForecastClock:
         return None if t0 is None or now < t0 else self.forecast.outlook(now - t0, later_s, dwell_s)
 
 
-def traffic_forecast(load, lead_s: float = LEAD_S, instance_rps: float | None = None) -> ForecastClock | None:
+def traffic_forecast(traffic, lead_s: float = LEAD_S, instance_rps: float | None = None) -> ForecastClock | None:
     """Return the forecast of the lab's running traffic when it plays a rate trace — the trace itself, aligned to
-    the run's start — else None (a steady or bursty load has nothing ahead to know). load: the LoadController."""
+    the run's start — else None (a steady or bursty load has nothing ahead to know). traffic: the lab's traffic
+    verb (a TrafficState now), asked again at every window: the forecast ends with the run it was made for."""
     from loadgen.rate_trace.trace_load import is_trace, played_curve  # noqa: PLC0415 - loadgen is below app
 
-    spec = load.spec
-    if not load.running or not is_trace(spec):
+    now = traffic()
+    spec = now.spec
+    if not now.running or not is_trace(spec):
         return None
-    run_start = load.started_at
+    run_start = now.started_at
     forecast = Forecast(tuple(played_curve(spec.arrival, spec.rate)), lead_s, instance_rps,
                         f"the trace the traffic plays ({spec.arrival.rate_trace})")
-    return ForecastClock(forecast, lambda: run_start if load.started_at == run_start else None)
+    return ForecastClock(forecast, lambda: run_start if traffic().started_at == run_start else None)

@@ -23,12 +23,10 @@ from app.config.read import settings_of
 from app.config.settings import Kind, ModelSettings
 from app.experiments.driving import restarted
 from app.experiments.report.environment import environment
-from app.experiments.store.database import DONE, FAILED, INTERRUPTED, Study
-from app.experiments.study_lab import StudyLab
+from app.store.database import DONE, FAILED, INTERRUPTED, Study
+from app.lab.ports import StudyLab
 from app.timeline.figures import Figures
 from app.config.knobs import apply_knobs
-from app.metrics.gpu import gpus_of, memory_per_instance, next_instance_fits
-from app.metrics.scrape import fetch_text
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +86,7 @@ class AutopilotResult:
 
 
 class AutopilotJob:
-    """The autopilot as the lab's background study (app.experiments.jobs.Job): run(progress, cancel) blocks."""
+    """The autopilot as the lab's background study (app.lab.jobs.Job): run(progress, cancel) blocks."""
 
     kind = KIND
 
@@ -113,12 +111,12 @@ class AutopilotJob:
         lab, model = self.lab, self.model
         self._cancel = cancel
         started = self._clock()
-        settings = settings_of(lab.config.current(model))
-        study_id = lab.experiments.add_study(Study(
+        settings = settings_of(lab.served_config(model))
+        study_id = lab.add_study(Study(
             KIND, self.label, model, {"bounds": bounds_dict(self.bounds), "window_s": self.window_s,
                                       "period_s": self.period_s, "duration_s": self.duration_s,
                                       "forecast": self._forecast_params()},
-            started, base_config=lab.config.current_text(model), env=environment(lab, model)))
+            started, base_config=lab.served_text(model), env=environment(lab, model)))
         state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings),
                                   forecast=self.forecast.forecast.source if self.forecast is not None else "")
         progress(state)
@@ -135,7 +133,7 @@ class AutopilotJob:
                 if decision is not None and decision.stop:
                     status, note = INTERRUPTED, f"{STOPPED}: {decision.stop}"
                     state.stopped = decision.stop
-                    lab.markers.add(model, KIND, f"autopilot stopped: {decision.stop}")
+                    lab.mark(model, KIND, f"autopilot stopped: {decision.stop}")
                     break
                 cancel.wait(max(0.0, self.period_s - (self._clock() - now)))
         except Exception as exc:  # noqa: BLE001 - a crash is shown and stored, never left running silently
@@ -144,7 +142,7 @@ class AutopilotJob:
             state.stopped = note
         finally:
             state.finished = True
-            lab.experiments.update_study(study_id, status=status, note=note, result={
+            lab.update_study(study_id, status=status, note=note, result={
                 "records": records[-KEEP:], "changes": [d.to_dict() for d in self.pilot.log],
                 "stopped": state.stopped, "windows": state.windows})
             progress(state)
@@ -158,7 +156,7 @@ class AutopilotJob:
             self.pilot.record(Outcome(RESTARTED, gone.removeprefix("the server restarted ").strip("()")))
             return self.pilot.log[-1]
         try:
-            config = lab.config.current(model)
+            config = lab.served_config(model)
         except ConfigError as exc:  # the server is down or restarting: the next period looks again
             log.info("autopilot: config unreadable: %s", exc)
             return None
@@ -194,7 +192,7 @@ class AutopilotJob:
             if decision.stepwise and reloads:
                 records[-1]["reloads"] = reloads  # when each count served (stopped short: those applied)
             try:
-                state.serving = _serving(settings_of(lab.config.current(model)))
+                state.serving = _serving(settings_of(lab.served_config(model)))
             except ConfigError:  # the server went away meanwhile: the next period looks again
                 pass
         state.changes = list(self.pilot.log)
@@ -215,14 +213,14 @@ class AutopilotJob:
                 if self._cancel.wait(ADD_GAP_S):
                     return  # turned off between reloads: it changes nothing more
                 try:
-                    config = self.lab.config.current(self.model)
+                    config = self.lab.served_config(self.model)
                 except ConfigError as exc:  # the server went away: the next period sees it (a restart stops it)
                     log.info("autopilot: config unreadable between reloads: %s", exc)
                     return
                 settings = settings_of(config)
                 room = gpu_room(self.lab, self.model, settings)
                 if room:  # the instances just added took the memory the next one needs
-                    self.lab.markers.add(self.model, KIND, f"autopilot: the add stops at {reloads[-1][1]} "
+                    self.lab.mark(self.model, KIND, f"autopilot: the add stops at {reloads[-1][1]} "
                                                            f"instances: {room}")
                     return
             if len(steps) > 1:
@@ -247,22 +245,13 @@ def later_s(bounds: Bounds) -> float:
 
 def gpu_room(lab: StudyLab, model: str, settings: ModelSettings) -> str:
     """Return why one more instance of a KIND_GPU model would not fit, as the GPU panel says it ('' when it fits,
-    the model is not on GPUs, or the memory one instance takes is not known yet). Notes memory per count, as the
-    panel does, so the autopilot's own changes teach it."""
+    the model is not on GPUs, or the memory one instance takes is not known yet). The lab learns memory per count
+    as the panel's view does, so the autopilot's own changes teach it."""
     groups = settings.instance_groups
     if not groups or all(g.kind != Kind.GPU for g in groups):
         return ""
-    try:
-        gpus = gpus_of(fetch_text(lab.endpoint.metrics_url))
-    except OSError:
-        return ""
-    if not gpus:
-        return ""
-    seen = lab.gpu_memory.setdefault(model, {})
-    if not lab.markers.reloading(model):  # memory settles once the instances are loaded
-        seen[sum(g.count for g in groups) or 1] = sum(g.memory_used or 0.0 for g in gpus)
-    devices = tuple(d for g in groups for d in g.gpus)
-    return next_instance_fits(gpus, memory_per_instance(seen), devices) or ""
+    view = lab.gpu_view(model)
+    return (view.warning or "") if view is not None else ""
 
 
 def record_of(figures: Figures, settings: ModelSettings, decision: Decision, room: str = "",

@@ -16,8 +16,8 @@ from app.autopilot.job import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
 from app.autopilot.rules import KnobState
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
-from app.experiments.meter import Meter, merged
-from app.experiments.study_lab import StudyLab
+from app.metrics.meter import merged
+from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TraceScore, score
 from app.experiments.trace.play import TraceLoad, play
 from loadgen.behind import behind_in
@@ -42,7 +42,7 @@ class _Steered(StudyDriver):
     what = "autopilot playback"
 
     def check_undisturbed(self, lab_traffic: bool = True) -> None:
-        change = self.lab.markers.last_change(self.model, kinds=("apply", "undo"))
+        change = self.lab.last_change(self.model, kinds=("apply", "undo"))
         if change is not None and change.text.startswith(MARK):
             self.own_change = change.id
         super().check_undisturbed(lab_traffic)
@@ -56,11 +56,11 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
     autopilot sizes ahead of; None: it reacts to the windows alone."""
     spec = load.spec(model, sla_ms, seed)
     cancel = cancel or threading.Event()
-    start_count = KnobState.of(settings_of(lab.config.current(model))).instances
+    start_count = KnobState.of(settings_of(lab.served_config(model))).instances
     begun = time.time()
 
     def started() -> float | None:  # the playback's own start (the generator's earlier runs say nothing)
-        t0 = lab.load.last_started_at
+        t0 = lab.traffic().last_started_at
         return t0 if t0 is not None and t0 >= begun else None
 
     job = AutopilotJob(lab, model, bounds, window_s=window_s, period_s=period_s,
@@ -71,7 +71,7 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
     out: dict = {}
     pilot = threading.Thread(target=lambda: out.update(result=job.run(progress or (lambda p: None), off)),
                              name="tbl-autopilot-play", daemon=True)
-    with Meter(lab.load, lab.endpoint, model, slas_of(spec)) as meter:
+    with lab.meter(model, slas_of(spec)) as meter:
         driver = _Steered(lab, model, 0, cancel)
         pilot.start()
         try:

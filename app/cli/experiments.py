@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
 # --- sweep ---------------------------------------------------------------------------------------------------------
 def _sweep(args) -> int:
     from app.experiments.sweep.space import CONCURRENCY, RATE, SearchSpace  # noqa: PLC0415
-    from app.experiments.store.stored import read_sweep  # noqa: PLC0415
+    from app.experiments.stored import read_sweep  # noqa: PLC0415
     from app.experiments.sweep.sweeper import SweepOptions, run_sweep  # noqa: PLC0415
 
     space = SearchSpace(model=args.model, instances=args.instances, delays_us=args.delay_us,
@@ -147,8 +147,8 @@ def _sweep(args) -> int:
               f"{space.load_kind} levels (at most {space.points()} points), p99 budget {space.p99_budget_ms:g} ms",
               flush=True)
         result = run_sweep(lab, space, label=args.label, options=options, progress=printer(), cancel=cancel)
-        study = lab.experiments.study(result.study_id)
-        stored = read_sweep(lab.experiments, study)  # the report shows what was stored, as the page does
+        study = lab.study(result.study_id)
+        stored = read_sweep(lab, study)  # the report shows what was stored, as the page does
     code = DONE_OK if result.status == "done" and result.best is not None else (
         NOT_MET if result.status == "done" else FAILED)
     data, lines = sweep_summary(result, options, where, code)
@@ -202,7 +202,7 @@ def _ab(args) -> int:
         print(f"A/B of {args.model} on {where}: {len(arms)} configurations × {plan.trials} trials of "
               f"{plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up)", flush=True)
         result = run_ab(lab, plan, label=args.label, progress=printer(), cancel=cancel)
-        study = lab.experiments.study(result.study_id)
+        study = lab.study(result.study_id)
     data, lines, clear = ab_summary(result, typed, defined, where)
     code = FAILED if result.status != "done" else (NOT_MET if args.require_difference and not clear else DONE_OK)
     data["exit_code"] = code
@@ -260,7 +260,7 @@ def _define_arms(lab, model: str, typed: list[tuple[str, str, str]]):
     from app.experiments.ab.arms import define, from_text  # noqa: PLC0415
     from app.text_limits import MAX_ARM_CHARS, fit  # noqa: PLC0415
 
-    served, file_text = lab.config.live(model), lab.config.file_text(model)
+    served, file_text = lab.served_config(model), lab.file_text(model)
     arms, defined = [], []
     for letter, as_typed, text in typed:
         try:

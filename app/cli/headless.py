@@ -19,8 +19,7 @@ LINK_ABOVE_BYTES = 16 * 2**20  # a repository copy links files this large (weigh
 @contextlib.contextmanager
 def headless_lab(repository: Path | None, model: str):
     """Yield (lab, where it runs) on TRITON_URL's server or an embedded one on a temporary repository copy."""
-    from app.config.errors import ConfigError  # noqa: PLC0415
-    from app.lab import Lab  # noqa: PLC0415 - starting a server is for a study only
+    from app.lab.root import Lab  # noqa: PLC0415 - starting a server is for a study only
 
     with tempfile.TemporaryDirectory(prefix="tbl-study-") as tmp, contextlib.ExitStack() as stack:
         env = dict(os.environ)
@@ -40,11 +39,9 @@ def headless_lab(repository: Path | None, model: str):
             where = f"an embedded tritonserver (a temporary copy of {source})"
         lab = Lab.create(env)  # its server answers ready from its own process (EmbeddedServer.start)
         try:
-            try:
-                lab.config.live(model)
-            except ConfigError as exc:
-                ready = sorted(m.name for m in lab.status().models if m.ready)
-                raise ValueError(f"{exc}; models that serve: {', '.join(ready) or 'none'}") from exc
+            if not lab.serves([model]):
+                ready = lab.ready_models()
+                raise ValueError(f"the server does not serve {model!r}; models that serve: {', '.join(ready) or 'none'}")
             yield lab, where
         finally:
             lab.close()

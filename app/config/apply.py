@@ -131,6 +131,42 @@ class ApplyResult:
         return f"reloaded {self.model}{over} in {self.seconds:.2f} s {where} (version {self.version_id}){checked}{fleet}"
 
 
+def plan_change(proposed: ModelConfig, served: ModelConfig, file_text: str | None, writes: bool) -> ApplyPlan:
+    """Return what applying proposed (the served config with some fields changed, named) would load and write: the
+    model's own config.pbtxt (file_text) with exactly the changed fields edited in place, or a complete file when it
+    has none (writes: the lab writes the repository; else nothing is written and the text is the served config)."""
+    model = proposed.name
+    if file_text is None:  # no file (or no repository): the complete config, as served, with the change
+        old_text = "" if writes else format_config(served)
+        text = (WRITTEN_HEADER if writes else "") + format_config(proposed)
+        if proposed == served:
+            text = old_text
+        return ApplyPlan(model, proposed, proposed, old_text, text, config_diff(model, old_text, text),
+                         new_file=writes and text != old_text)
+    written = parse_config(file_text, source=f"{model}/config.pbtxt")
+    if written.name and written.name != model:
+        raise ConfigValidationError("name", f"is {written.name!r} but the config is applied to {model!r}; "
+                                    f"set name to {model!r}")
+    named = copy_config(written)
+    named.name = model
+    new = rebase(named, served, proposed)
+    to_write = new
+    if not written.name:  # Triton takes the folder's name: a file that leaves it out keeps leaving it out
+        to_write = copy_config(new)
+        to_write.ClearField("name")
+    canonical = False
+    try:
+        text = patch_text(file_text, to_write)
+    except TextEditError:
+        text, canonical = format_config(to_write), True
+    return ApplyPlan(model, new, proposed, file_text, text, config_diff(model, file_text, text), canonical=canonical)
+
+
+def config_diff(model: str, old: str, new: str) -> str:
+    """Return the unified diff of a model's config.pbtxt ('' when nothing changes)."""
+    return unified_diff(old, new, f"{model}/config.pbtxt" + ("" if old else " (none)"), f"{model}/config.pbtxt (new)")
+
+
 class ConfigService:
     """Read, preview, apply, undo and roll back the configs of one server's models.
 
@@ -220,29 +256,8 @@ class ConfigService:
 
     def plan(self, model: str, proposed: ModelConfig) -> ApplyPlan:
         """Return what applying `proposed` (the served config with some fields changed) would load and write."""
-        proposed = self._named(model, proposed)
-        served = self.current(model)
-        file_text = self.file_text(model)
-        if file_text is None:  # no file (or no repository): the complete config, as served, with the change
-            old_text = "" if self.repo is not None else format_config(served)
-            new = proposed
-            text = (WRITTEN_HEADER if self.repo is not None else "") + format_config(new)
-            if proposed == served:
-                text = old_text
-            return ApplyPlan(model, new, proposed, old_text, text, self._diff(model, old_text, text),
-                             new_file=self.repo is not None and text != old_text)
-        written = parse_config(file_text, source=f"{model}/config.pbtxt")
-        new = rebase(self._named(model, written), served, proposed)
-        to_write = new
-        if not written.name:  # Triton takes the folder's name: a file that leaves it out keeps leaving it out
-            to_write = copy_config(new)
-            to_write.ClearField("name")
-        canonical = False
-        try:
-            text = patch_text(file_text, to_write)
-        except TextEditError:
-            text, canonical = format_config(to_write), True
-        return ApplyPlan(model, new, proposed, file_text, text, self._diff(model, file_text, text), canonical=canonical)
+        return plan_change(self._named(model, proposed), self.current(model), self.file_text(model),
+                           writes=self.repo is not None)
 
     def preview_diff(self, model: str, new: ModelConfig) -> str:
         """Return the unified diff config.pbtxt would get from applying new ('' when nothing changes)."""
@@ -376,7 +391,7 @@ class ConfigService:
         try:
             self._load(model, new, old)
             try:
-                return verify(self.endpoint, model, self._served_or(model, effective), answer_check(self.repo, model))
+                return self._verify(model, self._served_or(model, effective))
             except SmokeFailure as failure:
                 raise ConfigRolledBackError(model, str(failure), self._restore(model, old)) from failure
         except ConfigError:
@@ -414,7 +429,7 @@ class ConfigService:
         self._persist(model, text if effective is not None else None)
         try:
             served = self.poll_wait(model, arrived, self._load_timeout_s)
-            return verify(self.endpoint, model, served, answer_check(self.repo, model))
+            return self._verify(model, served)
         except (ConfigError, SmokeFailure) as exc:
             self._persist(model, old_text)
             try:
@@ -427,15 +442,24 @@ class ConfigService:
                 raise ConfigRolledBackError(model, str(exc), restored) from exc
             raise ConfigRejectedError(model, getattr(exc, "reason", None) or str(exc), restored) from exc
 
-    def _ensemble_breaks(self, model: str, new: ModelConfig) -> list:
-        """Return what new breaks in the ensembles that run the model (Triton would reload them and fail)."""
+    def _verify(self, model: str, served: ModelConfig) -> str:
+        """Check the model answers as its config says (a smoke request); return what was checked (SmokeFailure)."""
+        return verify(self.endpoint, model, served, answer_check(self.repo, model))
+
+    def _ready_configs(self, but: str) -> dict[str, ModelConfig]:
+        """Return the served config of every READY model but one."""
         configs = {}
         for state in fetch_status(self.endpoint).models:
-            if state.state == "READY" and state.name != model:
+            if state.state == "READY" and state.name != but:
                 try:
                     configs[state.name] = self.live(state.name)
                 except ServerQueryError:
                     continue
+        return configs
+
+    def _ensemble_breaks(self, model: str, new: ModelConfig) -> list:
+        """Return what new breaks in the ensembles that run the model (Triton would reload them and fail)."""
+        configs = self._ready_configs(model)
         out = []
         for ensemble in ensembles_using(model, configs):
             others = {step: configs[step] for step in steps_of(configs[ensemble]) if step in configs}
@@ -453,7 +477,7 @@ class ConfigService:
     def _ensure_serving(self, model: str, old: ModelConfig) -> str:
         """After a refused load: check that the old config serves; load it again when the model fell over."""
         try:
-            verify(self.endpoint, model, old, answer_check(self.repo, model))
+            self._verify(model, old)
         except SmokeFailure as failure:
             return f"the failed load left it not serving ({failure}); " + self._restore(model, old)
         return "it keeps serving the old one (checked)"
@@ -462,7 +486,7 @@ class ConfigService:
         """Load the previous config again and check it; say what serves now."""
         try:  # a known-good config; it may have to wait for a load still running on the server
             self.control.load(model, to_json(old), max(self._load_timeout_s, RESTORE_TIMEOUT_S))
-            checked = verify(self.endpoint, model, old, answer_check(self.repo, model))
+            checked = self._verify(model, old)
         except ControlTimeout as exc:
             return f"restoring the previous config did not answer ({exc}): check the server"
         except (ControlError, SmokeFailure) as exc:
@@ -519,7 +543,7 @@ class ConfigService:
         return out
 
     def _diff(self, model: str, old: str, new: str) -> str:
-        return unified_diff(old, new, f"{model}/config.pbtxt" + ("" if old else " (none)"), f"{model}/config.pbtxt (new)")
+        return config_diff(model, old, new)
 
     def _reason(self, model: str, message: str) -> str:
         """Add the log line that says why, when the API only says "failed to poll" (2.51 does)."""

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, format_config, parse_config
-from app.experiments.meter import MeasuredWindow, Meter, ServerGone
-from app.experiments.store.database import CANCELLED, DONE, FAILED, INTERRUPTED
-from app.experiments.study_lab import StudyLab
+from app.metrics.meter import MeasuredWindow, Meter, ServerGone
+from app.store.database import CANCELLED, DONE, FAILED, INTERRUPTED
+from app.lab.ports import StudyLab
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,8 @@ class Start:
     @classmethod
     def now(cls, lab, model: str) -> Start:
         """Return what serves now."""
-        return cls(lab.config.current_text(model), format_config(lab.config.current(model)),
-                   lab.config.file_text(model) is not None)
+        return cls(lab.served_text(model), format_config(lab.served_config(model)),
+                   lab.file_text(model) is not None)
 
     @classmethod
     def of(cls, study) -> Start:
@@ -62,7 +62,7 @@ def wait_ready(lab, timeout_s: float = 60.0) -> bool:
     """Wait until no restart is under way and the server is ready; return whether it is."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        restarting = any(m.kind == "restart" and m.end is None for m in lab.markers.list())
+        restarting = any(m.kind == "restart" and m.end is None for m in lab.markers())
         if not restarting and lab.status().ready:
             return True
         time.sleep(0.25)
@@ -71,7 +71,7 @@ def wait_ready(lab, timeout_s: float = 60.0) -> bool:
 
 def restarted(lab, model: str, since: float) -> str:
     """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
-    change = lab.markers.last_change(model, kinds=("restart",))
+    change = lab.last_change(model, kinds=("restart",))
     return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""
 
 
@@ -102,7 +102,7 @@ class StudyDriver:
         self.own_change: int | None = None  # the marker id of our last reload
         self.changed = False
         # the operator's traffic as the study began: it takes the traffic over, and gives it back at the end
-        self.found = lab.load.spec if lab.load.running else None
+        self.found = lab.traffic().spec if lab.traffic().running else None
 
     def publish(self, state, finished_here: int, final: bool = False) -> None:
         """Set the ETA from the time per item finished in this session and hand the state to the page."""
@@ -135,10 +135,10 @@ class StudyDriver:
 
     def _serving(self, wanted) -> bool:
         """Return True when wanted is what the model's text says or what the server serves."""
-        if parse_config(self.lab.config.current_text(self.model)) == wanted:
+        if parse_config(self.lab.served_text(self.model)) == wanted:
             return True
         try:
-            return self.lab.config.current(self.model) == wanted
+            return self.lab.served_config(self.model) == wanted
         except ConfigError:
             return False
 
@@ -152,18 +152,18 @@ class StudyDriver:
                 self.lab.apply_text(self.model, whole, text, confirm_contract=True)
             self.changed = True
         finally:
-            change = self.lab.markers.last_change(self.model)
+            change = self.lab.last_change(self.model)
             self.own_change = change.id if change else None
 
     def start_traffic(self, spec) -> float:
         """Start the lab's traffic with spec; return when it began sending (epoch s)."""
         self.lab.start_traffic(spec)
         deadline = time.time() + 10
-        while self.lab.load.started_at is None and self.lab.load.running and time.time() < deadline:
+        while self.lab.traffic().started_at is None and self.lab.traffic().running and time.time() < deadline:
             time.sleep(0.02)
-        t0 = self.lab.load.started_at
+        t0 = self.lab.traffic().started_at
         if t0 is None:
-            raise ServerGone(f"the load generator could not start: {self.lab.load.snapshot(0).error}")
+            raise ServerGone(f"the load generator could not start: {self.lab.traffic_snapshot(0).error}")
         return t0
 
     def run_fixed(self, meter: Meter, spec, warmup_s: float, seconds: float, what: str) -> list[MeasuredWindow]:
@@ -212,11 +212,11 @@ class StudyDriver:
     def check_undisturbed(self, lab_traffic: bool = True) -> None:
         """Raise Interrupted when someone else changed the config, the server restarted or (lab_traffic) the
         lab's traffic stopped."""
-        change = self.lab.markers.last_change(self.model)
+        change = self.lab.last_change(self.model)
         if change is not None and change.id != self.own_change and change.t > self.started_at:
             what = "the server restarted" if change.kind == "restart" else f"the config changed ({change.text})"
             raise Interrupted(f"{what} during the {self.what}")
-        if lab_traffic and not self.lab.load.running:
+        if lab_traffic and not self.lab.traffic().running:
             raise Interrupted(f"the {self.what}'s traffic was stopped")
 
     def conclude(self, body: Callable[[], None], base_text: str, had_file: bool = True) -> tuple[str, str]:
@@ -234,7 +234,7 @@ class StudyDriver:
         except Failed as exc:
             status, note = FAILED, f"failed: {exc}"
         except Exception as exc:
-            self.lab.experiments.update_study(self.study_id, status=FAILED,
+            self.lab.update_study(self.study_id, status=FAILED,
                                               note=f"failed: {type(exc).__name__}: {exc}")
             self.finish(base_text, had_file)
             raise
@@ -270,10 +270,10 @@ class StudyDriver:
             return ""
         what = f"{self.what} ended: back to the starting config"
         try:
-            if not had_file and self.lab.config.file_text(self.model) is not None:
+            if not had_file and self.lab.file_text(self.model) is not None:
                 self._remove_file(what)
                 return "the starting config serves again (config.pbtxt removed: the model had none)"
-            if self.lab.config.current_text(self.model) != base_text:  # the user's own text comes back as it was
+            if self.lab.served_text(self.model) != base_text:  # the user's own text comes back as it was
                 self.lab.apply_text(self.model, base_text, what, confirm_contract=True)
                 return "the starting config serves again"
         except Exception as exc:  # noqa: BLE001 - say so; the person can apply it from the history
@@ -282,7 +282,7 @@ class StudyDriver:
 
     def _remove_file(self, what: str) -> None:
         """Serve the model's last version without config.pbtxt again (the file goes, Triton auto-completes)."""
-        version = next((v for v in reversed(self.lab.config.history(self.model)) if v.no_file), None)
+        version = next((v for v in reversed(self.lab.versions(self.model)) if v.no_file), None)
         if version is None:
             raise ConfigError(f"the config history of {self.model!r} has no version without config.pbtxt")
         self.lab.rollback(self.model, version.id, what)

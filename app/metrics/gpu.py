@@ -66,3 +66,36 @@ def next_instance_fits(gpus: list[Gpu], per_instance: float | None, devices: tup
         return None
     return (f"one more instance needs about {per_instance / 2**30:.2f} GiB of GPU memory, but the most free on "
             f"{'the listed GPUs' if devices else 'any GPU'} is {max(free) / 2**30:.2f} GiB: it would not load")
+
+
+@dataclass(frozen=True)
+class GpuView:
+    """The GPUs a server reports, and what one instance of a model takes on them."""
+
+    gpus: tuple[Gpu, ...]
+    instances: int  # the model's instances now
+    counts_seen: tuple[int, ...]  # the instance counts its memory was seen at, sorted
+    per_instance: float | None  # bytes one more instance takes (None until two counts were seen)
+    warning: str | None  # one more instance would not fit (None: it fits, or nothing is known yet)
+
+    @property
+    def used(self) -> float:
+        """Return the memory used on every GPU, in bytes."""
+        return sum(g.memory_used or 0.0 for g in self.gpus)
+
+
+class GpuMemory:
+    """The GPU memory used at each instance count of each model, learnt as the counts change (the GPU panel's and
+    the autopilot's one source: memory settles once the instances are loaded, so a reload's readings are left out)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[int, float]] = {}
+
+    def view(self, model: str, gpus: list[Gpu], instances: int, devices: tuple[int, ...] = (),
+             settled: bool = True) -> GpuView:
+        """Note the memory used now at this count (when settled) and return the model's view."""
+        seen = self._seen.setdefault(model, {})
+        if settled:
+            seen[instances] = sum(g.memory_used or 0.0 for g in gpus)
+        per = memory_per_instance(seen)
+        return GpuView(tuple(gpus), instances, tuple(sorted(seen)), per, next_instance_fits(gpus, per, devices))

@@ -13,10 +13,10 @@ from app.config.read import settings_of
 from app.diagnosis.diagnose import diagnose_model
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.report.environment import environment
-from app.experiments.jobs import FunctionJob
-from app.experiments.meter import Meter, merged
-from app.experiments.store.database import DONE, Experiment, Study
-from app.experiments.study_lab import StudyLab
+from app.lab.jobs import FunctionJob
+from app.metrics.meter import Meter, merged
+from app.store.database import DONE, Experiment, Study
+from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
@@ -63,7 +63,7 @@ def start_scenario(lab, name: str, full: bool = False, on=None) -> None:
     it on (default this one; e.g. the lab's own models beside a user's repository: Lab.lab_models())."""
     scenario = SCENARIOS[name]
     target = on if on is not None else lab
-    lab.jobs.start(FunctionJob("scenario", scenario.title, lambda progress, cancel: run_scenario(
+    lab.start_job(FunctionJob("scenario", scenario.title, lambda progress, cancel: run_scenario(
         target, scenario, full=full, progress=progress, cancel=cancel)))
 
 
@@ -78,8 +78,8 @@ def run_scenario(lab: StudyLab, scenario: Scenario, *, full: bool = False, progr
                          f"{', '.join(missing)}, which this server does not serve: run it on the lab's models "
                          "(the page's 'Run on the lab's models', or `python -m app.scenarios run` without TRITON_URL)")
     started = time.monotonic()
-    base_text = lab.config.current_text(scenario.model)
-    study_id = lab.experiments.add_study(Study(
+    base_text = lab.served_text(scenario.model)
+    study_id = lab.add_study(Study(
         "scenario", scenario.title, scenario.model,
         {"scenario": scenario.name, "full": full, "expect": scenario.expect,
          "phases": [{"name": p.name, "seconds": p.seconds, "traffic": spec_to_dict(p.traffic)} for p in phases]},
@@ -88,7 +88,7 @@ def run_scenario(lab: StudyLab, scenario: Scenario, *, full: bool = False, progr
     status, note = runner.conclude(runner.run, base_text)
     checks = scenario.judge(runner.figures) if status == DONE else []
     result = ScenarioResult(study_id, scenario.name, runner.figures, checks, status, note, time.monotonic() - started)
-    lab.experiments.update_study(study_id, status=status, note=note, result={
+    lab.update_study(study_id, status=status, note=note, result={
         "passed": result.passed, "checks": [c.__dict__ for c in checks], "wall_s": result.wall_s})
     runner.report(final=True)
     return result
@@ -130,7 +130,7 @@ class _Phases(StudyDriver):
         for phase in self.phases:
             if isinstance(phase.traffic, LoadSpec):
                 slas |= slas_of(phase.traffic)
-        with Meter(self.lab.load, self.lab.endpoint, self.model, slas) as meter:
+        with self.lab.meter(self.model, slas) as meter:
             for phase in self.phases:
                 if self.cancel.is_set():
                     raise Cancelled
@@ -169,7 +169,7 @@ class _Phases(StudyDriver):
         self.served[phase.name] = config
         self.figures[phase.name] = PhaseFigures(self.model, whole.t0, whole.t1, figures["server"], figures["client"],
                                                 findings)
-        self.lab.experiments.add(Experiment(
+        self.lab.add_run(Experiment(
             f"{self.scenario.title}: {phase.name}", self.model, format_config(config), whole.t0, whole.t1,
             spec_to_dict(phase.traffic), figures["client"], figures["server"], kind="phase", study_id=self.study_id,
             point=phase.name, seed=phase.traffic.seed, windows=[w.to_dict() for w in windows],
@@ -181,7 +181,7 @@ class _Phases(StudyDriver):
     def _stream(self, meter: Meter, phase: Phase) -> tuple[list, dict]:
         """Stream generations for the phase: drop the warm-up, measure `seconds` (server side in 1 s windows with
         exact edges; client side from the streams that ended inside); return the windows and the client row."""
-        runner = StreamRunner(phase.traffic, self.lab.endpoint.http_url).start()
+        runner = StreamRunner(phase.traffic, self.lab.server_facts().endpoint.http_url).start()
         try:
             meter.wait_until(time.time() + phase.warmup_s, self.cancel)
             t0 = runner.now_s()

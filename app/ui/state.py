@@ -4,13 +4,13 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import lab_owner
-from app.lab import Lab
+from app.lab import owner as lab_owner
+from app.lab.ports import LabPort
 from app.server.launcher import seal_process
 
 
-def get_lab() -> Lab:
-    """Return the one Lab of this process (starts the embedded server on first use, with a spinner meanwhile).
+def get_lab() -> LabPort:
+    """Return the one LabPort of this process (starts the embedded server on first use, with a spinner meanwhile).
 
     Not a st.cache_resource: any session may clear Streamlit's caches, and that must not build a second Lab.
     """

@@ -11,7 +11,7 @@ from app.autopilot.pilot import Bounds
 from app.autopilot.job import AutopilotJob, bounds_from, replay
 from app.config.edits import set_settings
 from app.config.read import settings_of
-from app.experiments.store.database import INTERRUPTED
+from app.store.database import INTERRUPTED
 from app.config.knobs import apply_knobs
 from app.traffic.form import TrafficForm, build_spec
 from tests.helpers import wait_until
@@ -25,20 +25,20 @@ def lab(gpu_sim_lab):
 
 
 def _serve(lab, knobs: dict) -> None:
-    current = lab.config.current(MODEL)
+    current = lab.served_config(MODEL)
     settings = apply_knobs(settings_of(current), knobs)
     lab.apply(MODEL, set_settings(current, settings), "test: start")
 
 
 def _last(lab) -> str:
     """Return the autopilot's latest decision in words (what a failed wait prints)."""
-    progress = lab.jobs.state.progress if lab.jobs.state else None
+    progress = lab.job().progress if lab.job() else None
     last = getattr(progress, "last", None)
     return f"{last.kind}: {last.reason} {last.figures}" if last else "no decision yet"
 
 
 def _instances(lab) -> int:
-    return settings_of(lab.config.current(MODEL)).instance_groups[0].count
+    return settings_of(lab.served_config(MODEL)).instance_groups[0].count
 
 
 def test_it_acts_on_overload_within_bounds_and_replays(lab):
@@ -51,14 +51,14 @@ def test_it_acts_on_overload_within_bounds_and_replays(lab):
     lab.start_traffic(build_spec(TrafficForm(model=MODEL, mode="open", rate=200, arrival="poisson",
                                              duration_s=120)))
     try:
-        lab.jobs.start(job)
+        lab.start_job(job)
         wait_until(lambda: _instances(lab) > 1 or print(_last(lab)), 60, "the autopilot to add an instance")
         seen = []
         wait_until(lambda: seen.append(_instances(lab)) or len(seen) >= 3, 30, "a few more looks")
     finally:
-        lab.jobs.cancel(wait_s=30)
+        lab.cancel_job(wait_s=30)
         lab.stop_traffic()
-    state = lab.jobs.state
+    state = lab.job()
     assert state.error is None, state.error
     result = state.result
     changes = [d for d in result.changes if d.changes]
@@ -66,15 +66,15 @@ def test_it_acts_on_overload_within_bounds_and_replays(lab):
     assert changes and changes[0].kind == "add", result.changes
     assert all(1 <= d.knobs.get("instance_count", 1) <= 3 for d in changes), changes
     assert max(seen) <= 3, seen
-    marked = [m.text for m in lab.markers.list(MODEL) if m.text.startswith("autopilot: ")]
+    marked = [m.text for m in lab.markers(MODEL) if m.text.startswith("autopilot: ")]
     assert marked[:len(changes)] == [d.marker_text for d in changes], (marked, changes)
     assert "+" in changes[0].reason and "p99" in changes[0].reason, changes[0].reason
 
-    study = lab.experiments.study(result.study_id)
+    study = lab.study(result.study_id)
     records = study.result["records"]
     assert study.kind == "autopilot" and study.status == "done" and study.note == "turned off", study
     assert len(records) == result.windows and records, len(records)
-    again = replay(records, bounds_from(study.definition["bounds"]), settings_of(lab.config.current(MODEL)))
+    again = replay(records, bounds_from(study.definition["bounds"]), settings_of(lab.served_config(MODEL)))
     assert [(d.kind, d.reason, d.knobs) for d in again] == \
         [(r["decision"]["kind"], r["decision"]["reason"], r["decision"]["knobs"]) for r in records]
 
@@ -84,17 +84,17 @@ def test_someone_elses_change_stops_it_and_says_why(lab):
     bounds = Bounds(sla_p99_ms=500.0, min_instances=1, max_instances=3, delays_us=(), dwell_s=3.0)
     lab.start_traffic(build_spec(TrafficForm(model=MODEL, mode="open", rate=50, arrival="poisson", duration_s=120)))
     try:
-        lab.jobs.start(AutopilotJob(lab, MODEL, bounds, window_s=2.0, period_s=0.5))
-        wait_until(lambda: (lab.jobs.state.progress or None) and lab.jobs.state.progress.windows >= 2, 30,
+        lab.start_job(AutopilotJob(lab, MODEL, bounds, window_s=2.0, period_s=0.5))
+        wait_until(lambda: (lab.job().progress or None) and lab.job().progress.windows >= 2, 30,
                    "two judged windows")
         _serve(lab, {"instance_count": 3})  # an operator's Apply while it runs
-        assert lab.jobs.wait(30), "the autopilot did not stop"
+        assert lab.wait_job(30), "the autopilot did not stop"
     finally:
-        lab.jobs.cancel(wait_s=30)
+        lab.cancel_job(wait_s=30)
         lab.stop_traffic()
-    result = lab.jobs.state.result
+    result = lab.job().result
     assert "the config changed outside the autopilot (instances 2 → 3" in result.stopped, result.stopped
-    study = lab.experiments.study(result.study_id)
+    study = lab.study(result.study_id)
     assert study.status == INTERRUPTED and study.note.startswith("stopped: the config changed"), study.note
-    assert any(m.text.startswith("autopilot stopped: the config changed") for m in lab.markers.list(MODEL))
+    assert any(m.text.startswith("autopilot stopped: the config changed") for m in lab.markers(MODEL))
     assert time.time() - study.created_at < 120

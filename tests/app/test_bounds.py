@@ -17,7 +17,7 @@ from app.config.errors import ConfigValidationError
 from app.config.history import ConfigHistory
 from app.experiments.ab.comparison import ABPlan, Arm, run_ab
 from app.experiments.sweep.space import CONCURRENCY, RATE, SearchSpace
-from app.experiments.store.database import Experiment, ExperimentStore, Study
+from app.store.database import Experiment, ExperimentStore, Study
 from app.cli import scenarios as scenarios_cli
 from app.scenarios.base import Phase, Scenario
 from app.scenarios.catalog import SCENARIOS
@@ -107,7 +107,7 @@ def test_a_comparison_label_too_long_is_refused_before_the_lab_does_anything(tmp
     lab = SimpleNamespace(experiments=ExperimentStore(tmp_path / "e.db"))  # Start.now would need much more
     with pytest.raises(ValueError, match="the comparison's label is 200,000 characters; it may have at most 200"):
         run_ab(lab, _plan(), label="x" * 200_000)
-    assert lab.experiments.studies() == []
+    assert lab.studies() == []
 
 
 # --- sweep spaces ---------------------------------------------------------------------------------------------------
@@ -163,9 +163,9 @@ def test_every_catalog_scenario_fits_the_table_at_both_lengths():
 def test_the_scenario_cli_refuses_before_starting_a_server(monkeypatch, capsys):
     bad = _scenario(Phase("long", "", lambda c: c, LoadSpec(model="m", duration_s=None), seconds=1e9))
     monkeypatch.setitem(SCENARIOS, bad.name, bad)
-    import app.lab  # noqa: PLC0415
+    import app.lab.root  # noqa: PLC0415
 
-    monkeypatch.setattr(app.lab.Lab, "create", classmethod(lambda cls, env=None: pytest.fail("a server started")))
+    monkeypatch.setattr(app.lab.root.Lab, "create", classmethod(lambda cls, env=None: pytest.fail("a server started")))
     assert scenarios_cli.main(["run", bad.name]) == 2
     assert "error: bad-bounds: phase 'long': seconds = 1000000000.0" in capsys.readouterr().err
 
@@ -175,17 +175,17 @@ def test_labels_over_the_maximum_are_refused_by_the_store(tmp_path):
     store = ExperimentStore(tmp_path / "e.db")
     huge = "x" * 200_000
     with pytest.raises(ValueError, match="the run's label is 200,000 characters; it may have at most 200"):
-        store.add(Experiment(huge, "m", CONFIG))
+        store.add_run(Experiment(huge, "m", CONFIG))
     with pytest.raises(ValueError, match="the sweep's label is 200,000 characters"):
         store.add_study(Study("sweep", huge, "m", {}, time.time()))
-    run = store.add(Experiment("y" * MAX_LABEL_CHARS, "m", CONFIG))  # at the maximum: kept whole
+    run = store.add_run(Experiment("y" * MAX_LABEL_CHARS, "m", CONFIG))  # at the maximum: kept whole
     study = store.add_study(Study("ab", "fine", "m", {}, time.time()))
     with pytest.raises(ValueError, match="the run's label is 201 characters"):
-        store.relabel(run, "z" * (MAX_LABEL_CHARS + 1))
+        store.relabel_run(run, "z" * (MAX_LABEL_CHARS + 1))
     with pytest.raises(ValueError, match="the study's label is 200,000 characters"):
         store.update_study(study, label=huge)
-    assert store.get(run).label == "y" * MAX_LABEL_CHARS and store.study(study).label == "fine"
-    assert store.list() == [store.get(run)]
+    assert store.run(run).label == "y" * MAX_LABEL_CHARS and store.study(study).label == "fine"
+    assert store.runs() == [store.run(run)]
 
 
 def test_a_config_text_over_256_kib_is_refused_before_the_server_is_asked(tmp_path):

@@ -94,12 +94,12 @@ NUMBER = re.compile(r"(?:under )?\d[\d,]*(?:\.\d+)? ?(?:%|ms|req/s|infer/s)?")
 
 def test_an_applied_change_is_said_from_the_settings_it_moved(gpu_sim_lab):
     lab = gpu_sim_lab
-    current = lab.config.current("gpu_sim")
+    current = lab.served_config("gpu_sim")
     s = settings_of(current)
     moved = replace(s, dynamic_batching=replace(s.dynamic_batching, max_queue_delay_microseconds=5000),
                     instance_groups=(replace(s.instance_groups[0], count=2),))
     lab.apply("gpu_sim", set_settings(current, moved), "max_queue_delay_us 500→5000, count 1→2")
-    marker = lab.markers.last_change("gpu_sim")
+    marker = lab.last_change("gpu_sim")
     said = marker_said(lab, marker)
     print(said)
     assert said.text == "2 instances now run at once; the batcher may now wait up to 5 ms to fill a batch.", said
@@ -117,7 +117,7 @@ def test_every_number_said_in_words_is_a_tiles_from_the_same_window(gpu_sim_lab)
         f = frame(lab, "gpu_sim", 180, per_class=False, audience=True)
     finally:
         lab.stop_traffic()
-    seen = diagnose_figures(f.tile, settings_of(lab.config.current("gpu_sim")))
+    seen = diagnose_figures(f.tile, settings_of(lab.served_config("gpu_sim")))
     said = [s for s in (state_sentence(seen), where_time_goes(f.tile)) if s is not None]
     shown = {t.label: t.value for t in tiles(f.tile) + detail_tiles(f.tile)}
     print("tiles:", shown)

@@ -11,7 +11,7 @@ from app.config.read import settings_of
 from app.diagnosis.patterns import diagnose, where_time_goes
 from app.diagnosis.diagnose import window_from
 from app.config.knobs import apply_knobs
-from app.lab import Lab
+from app.lab.root import Lab
 from app.traffic.form import TrafficForm, build_spec
 from tests.helpers import wait_until
 
@@ -25,7 +25,7 @@ def lab(gpu_sim_lab):
 
 
 def _diagnose(lab: Lab, knobs: dict, form: TrafficForm) -> list:
-    current = lab.config.current("gpu_sim")
+    current = lab.served_config("gpu_sim")
     settings = apply_knobs(settings_of(current), knobs)
     lab.apply("gpu_sim", set_settings(current, settings), "scenario")
     lab.start_traffic(build_spec(form))

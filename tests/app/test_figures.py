@@ -100,15 +100,15 @@ def test_an_apply_under_load_is_a_band_whose_requests_stay_out_of_before_and_aft
     lab.start_traffic(LoadSpec(model=MODEL, concurrency=4, duration_s=60.0))
     try:
         wait_until(lambda: lab.measure(MODEL, time.time() - 3, time.time()).samples() > 100, 30, "3 s of answers")
-        current = lab.config.current(MODEL)
+        current = lab.served_config(MODEL)
         lab.apply(MODEL, set_settings(current, apply_knobs(settings_of(current), {"max_queue_delay_microseconds": 2000})),
                   "delay 2000")
-        band = next(m for m in lab.markers.list(MODEL) if m.kind == "apply")
+        band = next(m for m in lab.markers(MODEL) if m.kind == "apply")
         wait_until(lambda: lab.impact(band, MODEL, span_s=3.0)["after"] is not None
                    and lab.impact(band, MODEL, span_s=3.0)["after"].seconds >= 3.0, 30, "3 s after the reload")
     finally:
         lab.stop_traffic()
-    kinds = [m.kind for m in lab.markers.list(MODEL)]
+    kinds = [m.kind for m in lab.markers(MODEL)]
     assert kinds == ["traffic", "apply", "traffic"], kinds
     assert band.end is not None and band.end > band.t
     result = lab.impact(band, MODEL, span_s=3.0)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from app.lab import Lab
+from app.lab.root import Lab
 from app.server.embedded import group_alive
 from loadgen.spec import LoadSpec
 from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
@@ -10,25 +10,25 @@ from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait
 
 def test_embedded_lab_starts_restarts_and_closes(tmp_path):
     with embedded_lab_serving(copy_of_the_lab_repository(tmp_path), tmp_path / "state") as lab:
-        assert lab.embedded and lab.endpoint.http_url.startswith("http://127.0.0.1:")
+        assert lab.server_facts().embedded and lab.server_facts().endpoint.http_url.startswith("http://127.0.0.1:")
         status = lab.status()
         assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc", "token_sim"}
-        before = lab.endpoint
+        before = lab.server_facts().endpoint
         pgid = lab.server.proc.pid
-        wait_until(lambda: len(lab.metrics.snapshot("gpu_sim", window_s=60).timeline) >= 2, 30, "two polls")
-        seen = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
+        wait_until(lambda: len(lab.server_view("gpu_sim", window_s=60).timeline) >= 2, 30, "two polls")
+        seen = lab.server_view("gpu_sim", window_s=60).timeline
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=1, duration_s=120.0))
         lab.restart(resume_traffic=True)
-        assert lab.endpoint == before and lab.status().ready
-        assert lab.load.running and lab.load.spec.concurrency == 1, "the traffic was not resumed"
+        assert lab.server_facts().endpoint == before and lab.status().ready
+        assert lab.traffic().running and lab.traffic().spec.concurrency == 1, "the traffic was not resumed"
         lab.stop_traffic()
-        start, stop, restart, resumed, _ = lab.markers.list()
+        start, stop, restart, resumed, _ = lab.markers()
         assert [start.kind, stop.text, resumed.kind] == ["traffic", "traffic stopped for a server restart", "traffic"]
         assert restart.kind == "restart" and restart.band and restart.ok and restart.end > restart.t
         assert not group_alive(pgid), "the old server's processes outlived the restart"
-        after = wait_until(lambda: [r for r in lab.metrics.snapshot("gpu_sim", window_s=60).timeline
+        after = wait_until(lambda: [r for r in lab.server_view("gpu_sim", window_s=60).timeline
                                     if r["t"] > restart.end and r["infer_rps"] is not None], 30, "a poll after it")
-        kept = lab.metrics.snapshot("gpu_sim", window_s=60).timeline
+        kept = lab.server_view("gpu_sim", window_s=60).timeline
         assert [r["t"] for r in seen] == [r["t"] for r in kept[:len(seen)]], "the metrics history did not survive"
         assert after[-1]["up"]
     assert not lab.server.running()
@@ -39,8 +39,8 @@ def test_remote_lab_starts_nothing(triton, tmp_path, monkeypatch):
     lab = Lab.create({"TRITON_URL": triton.url, "TRITON_METRICS_URL": triton.endpoint.metrics_url,
                       "TRITON_GRPC_URL": triton.endpoint.grpc_url, "TRITON_CONTROL_KEY": triton.endpoint.control_key})
     try:
-        assert not lab.embedded and lab.status().version == "2.51.0"
-        assert lab.config.repo is None  # nothing to persist to: applies reload only
+        assert not lab.server_facts().embedded and lab.status().version == "2.51.0"
+        assert lab.server_facts().repository is None  # nothing to persist to: applies reload only
     finally:
         lab.close()
 
@@ -54,14 +54,14 @@ def test_traffic_start_update_and_stop_go_through_the_lab_and_are_marked(triton,
     try:
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=30.0))
         lab.update_traffic(concurrency=3)
-        assert lab.load.snapshot(window_s=0).spec.concurrency == 3
+        assert lab.traffic_snapshot(window_s=0).spec.concurrency == 3
         lab.stop_traffic()
-        assert not lab.load.running
-        texts = [m.text for m in lab.markers.list("gpu_sim")]
+        assert not lab.traffic().running
+        texts = [m.text for m in lab.markers("gpu_sim")]
         assert texts[0].startswith("traffic start: closed loop, concurrency 2")
         assert texts[1:] == ["traffic update: concurrency → 3", "traffic stop"]
         lab.stop_traffic()  # nothing runs: nothing more is marked
-        assert len(lab.markers.list("gpu_sim")) == 3
+        assert len(lab.markers("gpu_sim")) == 3
     finally:
         lab.close()
 
@@ -72,7 +72,7 @@ def test_a_create_that_fails_after_the_server_started_leaves_nothing_running(tmp
 
     import pytest  # noqa: PLC0415
 
-    import app.lab as lab_module  # noqa: PLC0415
+    import app.lab.root as lab_module  # noqa: PLC0415
     from app.paths import MODEL_REPOSITORY  # noqa: PLC0415
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))

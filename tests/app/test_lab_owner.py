@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from app.lab_owner import LabOwner
+from app.lab.owner import LabOwner
 from app.server.errors import ServerStartError
 from tests.helpers import wait_until
 
@@ -122,7 +122,7 @@ def test_a_lab_whose_close_fails_stays_owned_and_no_second_one_is_built():
 
 
 def test_the_module_owner_is_the_process_wide_one(monkeypatch):
-    import app.lab_owner as lab_owner  # noqa: PLC0415
+    import app.lab.owner as lab_owner  # noqa: PLC0415
 
     owner, factory = LabOwner(), Factory()
     monkeypatch.setattr(lab_owner, "_owner", owner)

@@ -6,10 +6,10 @@ import numpy as np
 
 from app.config.settings import DynamicBatching, ModelSettings
 from app.diagnosis.diagnose import window_from
-from app.experiments.meter import MeasuredWindow
+from app.metrics.meter import MeasuredWindow
 from app.experiments.sweep.points import Point
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import Experiment, ExperimentStore
+from app.store.database import Experiment, ExperimentStore
 from app.timeline.figures import Figures
 from app.scenarios.base import PhaseFigures
 from loadgen.spec import ALL
@@ -26,9 +26,9 @@ def test_every_consumer_reads_the_same_numbers_from_one_window(tmp_path):
     assert all(v is not None for v in truth.values()), truth  # a window with every figure measured
 
     store = ExperimentStore(tmp_path / "store.sqlite")
-    run_id = store.add(Experiment("run", "gpu_sim", "cfg", measured.t0, measured.t1, client=stored_form["client"],
+    run_id = store.add_run(Experiment("run", "gpu_sim", "cfg", measured.t0, measured.t1, client=stored_form["client"],
                                   server=stored_form["server"], windows=[measured.to_dict()]))
-    stored = store.get(run_id)
+    stored = store.run(run_id)
     point = Point(Choice(instances=1), 8.0, figures=stored_form)
     phase = PhaseFigures("gpu_sim", measured.t0, measured.t1, stored_form["server"], stored_form["client"])
     read_back = MeasuredWindow.from_dict(stored.windows[0]).figures()

@@ -12,7 +12,7 @@ from app.config.edits import set_settings
 from app.config.errors import ConfigError
 from app.config.read import settings_of
 from app.config.settings import InstanceGroup
-from app.lab import Lab
+from app.lab.root import Lab
 from loadgen.spec import LoadSpec, TrafficClass
 from tests.server.hand_started import explicit_server, none_server, poll_server  # noqa: F401 - fixtures
 
@@ -40,7 +40,7 @@ def connect(tmp_path, monkeypatch):
 
 
 def two_instances(lab, model: str):
-    current = lab.config.current(model)
+    current = lab.served_config(model)
     return set_settings(current, replace(settings_of(current), instance_groups=(InstanceGroup(count=2),)))
 
 
@@ -48,28 +48,28 @@ def drive(lab, model: str) -> dict:
     lab.start_traffic(LoadSpec(model=model, concurrency=2, duration_s=None, max_requests=30,
                                classes=(TrafficClass(),)))
     assert lab.load.wait(60), "the run did not end"
-    snap = lab.load.snapshot(window_s=0)
+    snap = lab.traffic_snapshot(window_s=0)
     assert snap.error is None, snap.error
     return snap.summary["all"]
 
 
 def test_mode_none_turns_apply_off_with_the_fix_and_the_rest_works(none_server, connect):
     lab = connect(none_server)
-    assert lab.control_mode.mode == "none", lab.control_mode
-    blocked = lab.config.apply_blocked()
+    assert lab.server_facts().control.mode == "none", lab.server_facts().control
+    blocked = lab.apply_blocked()
     assert blocked and "--model-control-mode=explicit" in blocked
     before = (none_server.repo / "text_len" / "config.pbtxt").read_bytes()
     with pytest.raises(ControlDisabledError, match="--model-control-mode=explicit"):
         lab.apply("text_len", two_instances(lab, "text_len"), "instances 1→2")
     assert (none_server.repo / "text_len" / "config.pbtxt").read_bytes() == before
-    assert "not applied" in lab.markers.list("text_len")[-1].text
+    assert "not applied" in lab.markers("text_len")[-1].text
     row = drive(lab, "text_len")  # traffic, figures and diagnosis need no control
     assert row["ok"] >= 30 and row["failed"] == 0, row
 
 
 def test_mode_poll_edits_the_file_and_waits_for_the_server_to_serve_it(poll_server, connect):
     lab = connect(poll_server)
-    assert lab.control_mode.mode == "poll" and lab.config.apply_blocked() is None, lab.control_mode
+    assert lab.server_facts().control.mode == "poll" and lab.apply_blocked() is None, lab.server_facts().control
     path = poll_server.repo / "text_len" / "config.pbtxt"
     before = path.read_bytes()
     result = lab.apply("text_len", two_instances(lab, "text_len"), "instances 1→2")
@@ -99,7 +99,7 @@ def test_mode_poll_writes_the_old_file_back_when_the_new_one_does_not_serve(poll
 
 def test_explicit_mode_without_the_repository_lasts_until_a_restart(explicit_server, connect):
     lab = connect(explicit_server, with_repository=False)
-    assert lab.control_mode.mode == "explicit" and lab.config.repo is None
+    assert lab.server_facts().control.mode == "explicit" and lab.server_facts().repository is None
     before = (explicit_server.repo / "text_len" / "config.pbtxt").read_bytes()
     result = lab.apply("text_len", two_instances(lab, "text_len"), "instances 1→2")
     try:

@@ -25,7 +25,7 @@ def replica_b(tmp_path):
 
 @pytest.fixture
 def fleet_lab(triton, replica_b, restore_model, tmp_path, monkeypatch):
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
 
     restore_model("gpu_sim")
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))

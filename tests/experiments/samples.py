@@ -13,9 +13,9 @@ import numpy as np
 
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm
-from app.experiments.meter import MeasuredWindow, merged
+from app.metrics.meter import MeasuredWindow, merged
 from app.experiments.sweep.space import Choice, SearchSpace
-from app.experiments.store.database import DONE, FAILED, Study
+from app.store.database import DONE, FAILED, Study
 from app.experiments.sweep.sweeper import Point, SweepOptions
 from app.metrics.window import DURATIONS, EXEC, INFER, SUCCESS, CounterDelta
 from app.paths import MODEL_REPOSITORY

@@ -13,7 +13,7 @@ from app.experiments.ab.comparison import ABPlan, Arm, run_ab
 from app.experiments.ab.confidence import BETTER, UNCLEAR
 from app.experiments.driving import Start
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import CANCELLED, Study
+from app.store.database import CANCELLED, Study
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
 from tests.loadgen.serverkit import model_stats
@@ -28,7 +28,7 @@ def lab(gpu_sim_lab):
 
 
 def _arms(lab, *delays_us: int | None) -> tuple[Arm, ...]:
-    base = parse_config(lab.config.current_text(MODEL))
+    base = parse_config(lab.served_text(MODEL))
     return tuple(Arm(name, format_config(Choice(delay_us=d).config(base)))
                  for name, d in zip(("A", "B"), delays_us))
 
@@ -69,8 +69,8 @@ def test_a_20_ms_queue_delay_loses_to_none_on_p99_with_an_interval_that_excludes
     assert verdict.startswith("B (delay 20000 → 0 µs) is better than A over 12 trials."), verdict
     assert result.findings("B")[1].startswith("B's client p99 is "), result.findings("B")  # the clear headline first
     assert p99.scale == "ratio" and -1.0 < p99.relative_interval[0], p99  # a latency's interval: above -100 %
-    study = lab.experiments.study(result.study_id)
-    assert parse_config(lab.config.current_text(MODEL)) == parse_config(study.base_config)
+    study = lab.study(result.study_id)
+    assert parse_config(lab.served_text(MODEL)) == parse_config(study.base_config)
     assert {"repository", "repository_commit", "repository_changes"} <= set(study.env), study.env  # said in reports
 
 
@@ -89,7 +89,7 @@ def test_two_identical_configs_give_no_clear_difference(lab):
         print(cls, d.key, round(d.relative or 0, 3), d.relative_interval)
     assert result.status == "done", result.note
     assert "no clear difference in goodput, p99 or throughput" in result.verdict("B").lower(), result.verdict("B")
-    assert not any(m.kind == "apply" for m in lab.markers.list(MODEL)), "the same config was reloaded"
+    assert not any(m.kind == "apply" for m in lab.markers(MODEL)), "the same config was reloaded"
 
 
 def _worker_threads(lab) -> int | None:
@@ -117,12 +117,12 @@ def test_a_comparison_at_concurrency_1000_is_refused_before_any_thread_starts(la
     definition = {"plan": {"model": MODEL, "arms": [dataclasses.asdict(a) for a in arms], "spec": too_many,
                            "trials": 4, "trial_s": 5.0, "warmup_s": 1.0, "min_effect": 0.03},
                   "start": Start.now(lab, MODEL).to_dict()}
-    sid = lab.experiments.add_study(Study("ab", "stored at 1,000", MODEL, definition, time.time(), status=CANCELLED))
+    sid = lab.add_study(Study("ab", "stored at 1,000", MODEL, definition, time.time(), status=CANCELLED))
     with pytest.raises(ValueError, match=r"concurrency = 1000"):
         run_ab(lab, study_id=sid)
     new = {t.name for t in threading.enumerate()} - ours
     assert not any(n.startswith(("loadgen", "tbl-")) for n in new), new
     assert _worker_threads(lab) == threads, (threads, _worker_threads(lab))
-    assert lab.load.spec is None and not lab.load.running
-    assert lab.experiments.list(study_id=sid) == [] and lab.experiments.study(sid).status == CANCELLED
+    assert lab.traffic().spec is None and not lab.traffic().running
+    assert lab.runs(study_id=sid) == [] and lab.study(sid).status == CANCELLED
     assert model_stats(triton, MODEL)["inference_count"] == served

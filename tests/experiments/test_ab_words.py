@@ -6,7 +6,7 @@ from app.config.model_config import format_config, parse_config
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm
 from app.experiments.ab.verdict_words import change_words, config_words, percents
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from loadgen.stats import ALL
 from tests.experiments.samples import BASE_CONFIG
 

@@ -10,7 +10,7 @@ import vl_convert
 from app.experiments.report import study_charts as charts
 from app.experiments.ab.comparison import ABResult
 from app.experiments.sweep.space import RATE, Choice
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from app.experiments.sweep.sweeper import Point
 from loadgen.stats import ALL
 from tests.experiments import samples

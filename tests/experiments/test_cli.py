@@ -57,7 +57,7 @@ def no_server(monkeypatch):
     """Fail the test if the CLI starts a lab: a refusal must come first."""
     def refuse(*_a, **_k):
         raise AssertionError("a server was started before the arguments were checked")
-    monkeypatch.setattr("app.lab.Lab.create", refuse)
+    monkeypatch.setattr("app.lab.root.Lab.create", refuse)
     monkeypatch.delenv("TRITON_URL", raising=False)
 
 
@@ -155,7 +155,7 @@ def test_the_embedded_server_gets_a_temporary_copy_with_large_files_linked(tmp_p
         seen.update(copy=copy, state=os.environ.get("TBL_STATE_DIR"),
                     config_linked=(copy / "m/config.pbtxt").is_symlink(), weights=os.readlink(copy / "m/1/model.onnx"))
         raise RuntimeError("stop here")
-    monkeypatch.setattr("app.lab.Lab.create", create)
+    monkeypatch.setattr("app.lab.root.Lab.create", create)
     with pytest.raises(RuntimeError, match="stop here"), headless.headless_lab(repo, "m"):
         pass
     assert seen["config_linked"] is False and seen["weights"] == str(repo / "m/1/model.onnx"), seen

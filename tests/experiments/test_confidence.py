@@ -13,7 +13,7 @@ from app.experiments.ab.comparison import HEADLINE, ABPlan, ABResult, Arm
 from app.experiments.ab.confidence import (
     ADDITIVE, BETTER, HIGHER, LOWER, RATIO, UNCLEAR, WORSE, family_level, paired, ratio_scale, t_cdf, t_quantile,
 )
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from loadgen.stats import ALL
 
 # Student-t quantiles from the standard printed table (p, degrees of freedom, value to 3 decimals).

@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from app.experiments.store.capture import capture
+from app.experiments.capture import capture
 from app.experiments.report.export import _cell, config_file_name, perf_analyzer_command, points_csv, shell_line, windows_csv
-from app.experiments.meter import MeasuredWindow, merged
+from app.metrics.meter import MeasuredWindow, merged
 from app.experiments.sweep.space import CONCURRENCY, RATE
-from app.experiments.store.database import FAILED, Experiment, ExperimentStore
+from app.store.database import FAILED, Experiment, ExperimentStore
 from app.timeline.figures import Figures
 from app.paths import ROOT
 from bench.perf_analyzer import ensure_perf_analyzer
@@ -33,23 +33,23 @@ def stored(tmp_path):
     space = samples.sweep_space(instances=(1,), delays_us=(0, 2000), include_default=False, loads=(2, 8))
     points = samples.sweep_points(space)
     for p in points:
-        store.add(Experiment(p.key, "gpu_sim", p.config_text, p.t0, p.t1, client=p.figures["client"],
+        store.add_run(Experiment(p.key, "gpu_sim", p.config_text, p.t0, p.t1, client=p.figures["client"],
                              server=p.figures["server"], kind="point", status=p.status, study_id=1, point=p.key,
                              windows=p.windows))
     ab = samples.ab_result(trials=2)
     for arm, per in ab.trials.items():
         for trial, f in per.items():
-            store.add(Experiment(f"{arm} — trial {trial + 1}", "gpu_sim", "", f["t0"], f["t1"], client=f["client"],
+            store.add_run(Experiment(f"{arm} — trial {trial + 1}", "gpu_sim", "", f["t0"], f["t1"], client=f["client"],
                                  server=f["server"], kind="trial", study_id=2, point=f"{arm}#{trial}",
                                  windows=f["windows"]))
-    store.add(Experiment("saved by hand", "gpu_sim", "", 10.0, 20.0, client={"all": {"p99_ms": 5.0, "ok": 40}},
+    store.add_run(Experiment("saved by hand", "gpu_sim", "", 10.0, 20.0, client={"all": {"p99_ms": 5.0, "ok": 40}},
                          server={"avg_batch": 3.0}, study_id=3))
     return store, points, ab
 
 
 def test_every_window_is_a_row_whose_figures_add_up_to_its_run(stored):
     store, points, _ = stored
-    rows = read(windows_csv(store.list(study_id=1)))
+    rows = read(windows_csv(store.runs(study_id=1)))
     assert len(rows) == sum(len(p.windows) for p in points)
     for p in points:
         mine = [r for r in rows if r["point"] == p.key]
@@ -63,10 +63,10 @@ def test_every_window_is_a_row_whose_figures_add_up_to_its_run(stored):
 
 def test_trials_are_numbered_from_one_and_a_run_without_windows_gives_its_totals(stored):
     store, _, ab = stored
-    rows = read(windows_csv(store.list(study_id=2)))
+    rows = read(windows_csv(store.runs(study_id=2)))
     assert {(r["arm"], r["trial"]) for r in rows} == {(a, t) for a in ab.trials for t in ("1", "2")}
     assert len(rows) == 2 * 2 * 3  # 2 arms × 2 trials × three 1 s windows
-    (saved,) = read(windows_csv(store.list(study_id=3)))
+    (saved,) = read(windows_csv(store.runs(study_id=3)))
     assert (saved["window"], saved["seconds"], saved["client.all.p99_ms"], saved["server.avg_batch"]) == (
         "", "10.0", "5.0", "3.0")
 
@@ -76,7 +76,7 @@ def test_a_saved_run_gives_a_row_per_second_it_kept(tmp_path):
                              client={"all": {"p99_ms": 4.0 + s, "latency_n": 50}}) for s in range(3)]
     run = capture("run", "gpu_sim", "cfg", LoadSpec(), Figures("gpu_sim", 100.0, 103.0), seconds)
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    rows = read(windows_csv([store.get(store.add(run))]))
+    rows = read(windows_csv([store.run(store.add_run(run))]))
     assert [(r["t0"], r["seconds"], r["client.all.p99_ms"], r["server.avg_batch"]) for r in rows] == [
         ("100.0", "1.0", "4.0", "2.0"), ("101.0", "1.0", "5.0", "3.0"), ("102.0", "1.0", "6.0", "4.0")]
 
@@ -139,9 +139,9 @@ HOSTILE = ["=HYPERLINK(\"http://example.invalid\",\"x\")", "+1+2", "-2+3", "@SUM
 @pytest.mark.parametrize("label", HOSTILE)
 def test_a_cell_a_spreadsheet_would_run_stays_text_and_numbers_stay_numbers(tmp_path, label):
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    store.add(Experiment(label, "gpu_sim", "", 10.0, 20.0, client={label: {"p99_ms": -1.5, "ok": 40}},
+    store.add_run(Experiment(label, "gpu_sim", "", 10.0, 20.0, client={label: {"p99_ms": -1.5, "ok": 40}},
                          server={"avg_batch": 3.0}, study_id=1, point=label))
-    text = windows_csv(store.list(study_id=1))
+    text = windows_csv(store.runs(study_id=1))
     (row,) = read(text)
     assert row["label"] == "'" + label and row["point"] == "'" + label, text
     assert f"client.{label}.p99_ms" in row  # a class name inside a column name does not start the cell

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.experiments.meter import Edge, Meter, MeasuredWindow, merged, steady
+from app.metrics.meter import Edge, Meter, MeasuredWindow, merged, steady
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.experiments.sweep.sweeper import Point, operating_point, pareto
 from app.metrics.scrape import ModelValues

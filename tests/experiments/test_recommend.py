@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.experiments.meter import merged
+from app.metrics.meter import merged
 from app.experiments.sweep.recommend import (CLEAR, DISAGREE, ONCE, ONLY, TIED, candidates, disagreement, operating_point,
                                        pooled, recommend, spread, spread_of)
 from app.experiments.sweep.space import Choice, SearchSpace
-from app.experiments.store.database import DONE, Experiment, ExperimentStore
+from app.store.database import DONE, Experiment, ExperimentStore
 from app.experiments.sweep.sweeper import REPEAT, Point, with_repeats
 from tests.experiments.samples import T0, window
 
@@ -130,7 +130,7 @@ def test_stored_repeats_are_pooled_back_in_and_one_that_cannot_be_read_is_named_
     first = measured(2, [98, 100, 102])
     repeat = again(first, [100, 102, 104])
     for point_name, windows in ((first.key, repeat.windows), ("no load here", repeat.windows)):
-        store.add(Experiment("a repeat", "gpu_sim", "", repeat.t0, repeat.t1, kind=REPEAT, study_id=7, point=point_name,
+        store.add_run(Experiment("a repeat", "gpu_sim", "", repeat.t0, repeat.t1, kind=REPEAT, study_id=7, point=point_name,
                              client=repeat.figures["client"], server=repeat.figures["server"], windows=windows,
                              outcome={"stable": True, "change": 0.01, "repeat": 1}))
     problems: list[str] = []

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from app.experiments.store.capture import save_run
-from app.experiments.meter import MeasuredWindow
+from app.experiments.capture import save_run
+from app.metrics.meter import MeasuredWindow
 from app.experiments.sweep.space import Choice
 from loadgen.spec import LoadSpec
 from tests.helpers import wait_until
@@ -23,8 +23,8 @@ def test_a_saved_run_covers_the_time_since_the_change_and_keeps_each_second(lab)
     lab.start_traffic(LoadSpec(model=MODEL, concurrency=4, duration_s=60.0, seed=5))
     try:
         wait_until(lambda: lab.measure(MODEL, time.time() - 2, time.time()).samples() > 50, 30, "2 s of answers")
-        lab.apply(MODEL, Choice(delay_us=1000).config(lab.config.current(MODEL)), "delay 1000")
-        band = lab.markers.last_change(MODEL)
+        lab.apply(MODEL, Choice(delay_us=1000).config(lab.served_config(MODEL)), "delay 1000")
+        band = lab.last_change(MODEL)
         # 12 s: Triton publishes its counters once a second, so a run's last second or so of server counts is not
         # in its polls yet; with 5 s only 3 whole seconds were saved and that lag was 30 % of them (beside
         # stress-ng --cpu 1, 2026-12-04: 383 server successes against 548 client answers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from app.experiments.sweep.points import Point
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
 from app.experiments.sweep.space import Choice, SearchSpace
-from app.experiments.store.database import DONE, FAILED
+from app.store.database import DONE, FAILED
 
 SPACE = SearchSpace("m", loads=(1, 2, 4, 8, 16), p99_budget_ms=50.0)
 

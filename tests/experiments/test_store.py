@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.experiments.store.capture import capture, compare
-from app.experiments.store.database import Experiment, ExperimentStore
+from app.experiments.capture import capture, compare
+from app.store.database import Experiment, ExperimentStore
 from app.timeline.figures import Figures
 from loadgen.spec import LoadSpec
 
@@ -42,14 +42,14 @@ def test_capture_keeps_the_window_figures_and_the_spec():
 def test_studies_keep_their_runs_and_a_dead_owner_means_interrupted(tmp_path):
     import sqlite3
 
-    from app.experiments.store.database import DONE, INTERRUPTED, RUNNING, Study
+    from app.store.database import DONE, INTERRUPTED, RUNNING, Study
 
     store = ExperimentStore(tmp_path / "exp.sqlite")
     sid = store.add_study(Study("sweep", "s", "gpu_sim", {"space": {}}, 1.0))
-    store.add(Experiment("p", "gpu_sim", "cfg", kind="point", study_id=sid, point="i1@4", windows=[{"t0": 1}]))
-    store.add(Experiment("saved", "gpu_sim", "cfg"))
+    store.add_run(Experiment("p", "gpu_sim", "cfg", kind="point", study_id=sid, point="i1@4", windows=[{"t0": 1}]))
+    store.add_run(Experiment("saved", "gpu_sim", "cfg"))
     assert store.study(sid).status == RUNNING  # this process owns it
-    assert [e.point for e in store.list(study_id=sid)] == ["i1@4"] and [e.label for e in store.list()] == ["saved"]
+    assert [e.point for e in store.runs(study_id=sid)] == ["i1@4"] and [e.label for e in store.runs()] == ["saved"]
     with sqlite3.connect(store.path) as db:  # a process that no longer exists
         db.execute("UPDATE studies SET owner = ? WHERE id = ?", (f"{__import__('socket').gethostname()}:999999999", sid))
     again = ExperimentStore(tmp_path / "exp.sqlite")
@@ -71,10 +71,10 @@ def test_a_store_of_the_first_schema_is_upgraded_in_place(tmp_path):
         db.execute("INSERT INTO experiments (label, model, config_text, spec, client, server) VALUES "
                    "('old', 'gpu_sim', 'cfg', '{}', '{}', '{}')")
     store = ExperimentStore(path)
-    (old,) = store.list()
+    (old,) = store.runs()
     assert (old.label, old.kind, old.status, old.windows) == ("old", "run", "done", [])
-    store.relabel(old.id, "renamed")
-    assert store.get(old.id).label == "renamed"
+    store.relabel_run(old.id, "renamed")
+    assert store.run(old.id).label == "renamed"
 
 
 # --- damaged rows: every field read defensively (issue 25) ---------------------------------------------------
@@ -88,12 +88,12 @@ def _sql(store, *statements) -> None:
 
 def _sweep(store, keys=("i1@1", "i1@4", "i2@4"), **result):
     from app.experiments.sweep.space import SearchSpace
-    from app.experiments.store.database import DONE, Study
+    from app.store.database import DONE, Study
 
     space = SearchSpace(model="m", instances=(1, 2), delays_us=(), include_default=False, loads=(1, 4))
     sid = store.add_study(Study("sweep", "s", "m", {"space": space.to_dict()}, 1.0, status=DONE, result=result))
     for key in keys:
-        store.add(Experiment(key, "m", "cfg", kind="point", study_id=sid, point=key, outcome={"stable": True},
+        store.add_run(Experiment(key, "m", "cfg", kind="point", study_id=sid, point=key, outcome={"stable": True},
                              client={"all": {"p99_ms": 3.0, "throughput_rps": 100.0, "goodput_rps": 100.0}}))
     return sid
 
@@ -118,11 +118,11 @@ def test_a_damaged_study_row_reads_and_says_which_fields_are_wrong(tmp_path):
 
 def test_a_damaged_run_keeps_what_reads_and_drops_figures_that_are_not_numbers(tmp_path):
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    run = store.add(Experiment("r", "m", "cfg", client={"all": {"p99_ms": 2.0}}, server={"avg_batch": 3.0}))
+    run = store.add_run(Experiment("r", "m", "cfg", client={"all": {"p99_ms": 2.0}}, server={"avg_batch": 3.0}))
     _sql(store, ("UPDATE experiments SET client = '{\"all\": {\"p99_ms\": \"fast\", \"throughput_rps\": NaN, "
                  "\"errors_by_kind\": {\"x\": 1}}, \"gold\": [1]}', server = '{\"avg_batch\": [3]}', "
                  "windows = 'nope', started_at = 'noon', seed = 2.5 WHERE id = ?", (run,)))
-    got = store.get(run)
+    got = store.run(run)
     print(got.broken)
     assert got.client == {"all": {"p99_ms": None, "throughput_rps": None, "errors_by_kind": {"x": 1}}}, got.client
     assert got.server == {"avg_batch": None} and got.windows == [] and got.started_at is None and got.seed is None
@@ -133,7 +133,7 @@ def test_a_damaged_run_keeps_what_reads_and_drops_figures_that_are_not_numbers(t
     assert "throughput_rps" not in got.broken  # JSON's NaN is a figure that could not be computed: absent, not wrong
     rows = {r["metric"]: r for r in compare(got, got)}
     assert rows["client p99 (ms)"]["A"] == "—" and rows["client p99 (ms)"]["change"] is None
-    assert store.add(got) != run  # a run read back (broken or not) stores again: `broken` is no column
+    assert store.add_run(got) != run  # a run read back (broken or not) stores again: `broken` is no column
 
 
 def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
@@ -154,9 +154,9 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
         assert any(words in p for p in problems), (words, problems)
     assert [p.key for p in load_points(store, sid)] == ["i1@1", "i2@4"]  # without a list to say it in: still no raise
 
-    ab = store.add_study(__import__("app.experiments.store.database", fromlist=["Study"]).Study("ab", "c", "m", {}, 1.0))
+    ab = store.add_study(__import__("app.store.database", fromlist=["Study"]).Study("ab", "c", "m", {}, 1.0))
     for point in ("A#0", "B#0", "A#x", "#1"):
-        store.add(Experiment(point, "m", "cfg", kind="trial", study_id=ab, point=point,
+        store.add_run(Experiment(point, "m", "cfg", kind="trial", study_id=ab, point=point,
                              client={"all": {"p99_ms": 1.0}}))
     _sql(store, ("UPDATE experiments SET server = '{' WHERE point = 'B#0'",))
     problems = []
@@ -168,7 +168,7 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
 
 
 def test_a_stored_sweep_reads_as_far_as_it_can_and_a_broken_one_says_why(tmp_path):
-    from app.experiments.store.stored import read_ab, read_sweep
+    from app.experiments.stored import read_ab, read_sweep
 
     store = ExperimentStore(tmp_path / "exp.sqlite")
     whole = _sweep(store, best="i2@4", points=3)

@@ -1,12 +1,12 @@
-"""Studies reach the lab only through what app.experiments.study_lab.StudyLab names, and the Lab offers all of it:
+"""Studies reach the lab only through what app.lab.ports.StudyLab names, and the Lab offers all of it:
 the protocol is the whole of what a sweep, an A/B, a trace sweep, a scenario or the autopilot does with the lab."""
 from __future__ import annotations
 
 import ast
 import inspect
 
-from app.experiments.study_lab import MEMBERS
-from app.lab import Lab
+from app.lab.ports import MEMBERS
+from app.lab.root import Lab
 from app.paths import ROOT
 
 STUDIES = [*sorted((ROOT / "app" / "experiments").rglob("*.py")), *sorted((ROOT / "app" / "scenarios").glob("*.py")),

@@ -12,7 +12,7 @@ import pytest
 from app.config.model_config import parse_config
 from app.config.read import parameters_of
 from app.experiments.sweep.space import RATE, Choice, SearchSpace
-from app.experiments.store.database import INTERRUPTED, ExperimentStore
+from app.store.database import INTERRUPTED, ExperimentStore
 from app.experiments.sweep.sweeper import SweepOptions, load_points, run_sweep, with_repeats
 from app.paths import ROOT
 from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
@@ -40,7 +40,7 @@ def test_a_small_sweep_finds_the_operating_point_the_cost_model_implies(lab):
     """Without batching one instance serves at most 1 / (launch + copies + compute) requests/s; an open loop at
     twice that overflows its queue. With batching the same rate is a fraction of capacity. So the operating point
     is batching at the high rate, and the unbatched config at the high rate is outside the SLA."""
-    capacity = unbatched_capacity(lab.config.current_text(MODEL))
+    capacity = unbatched_capacity(lab.served_text(MODEL))
     low, high = round(0.4 * capacity), round(1.8 * capacity)
     space = SearchSpace(model=MODEL, instances=(), delays_us=(), max_batch_sizes=(1, 32), include_default=False,
                         load_kind=RATE, loads=(low, high), p99_budget_ms=150.0)
@@ -57,8 +57,8 @@ def test_a_small_sweep_finds_the_operating_point_the_cost_model_implies(lab):
     assert overloaded.p99 > space.p99_budget_ms, summary
     assert overloaded.throughput < 1.15 * capacity, f"more than the cost model allows: {summary}"
     assert best.throughput > 0.9 * high, summary  # batching keeps up with the whole offered rate
-    assert parse_config(lab.config.current_text(MODEL)) == parse_config(
-        lab.experiments.study(result.study_id).base_config), "the starting config does not serve again"
+    assert parse_config(lab.served_text(MODEL)) == parse_config(
+        lab.study(result.study_id).base_config), "the starting config does not serve again"
 
 
 def test_a_config_offered_twice_is_measured_once_and_the_recommendation_rests_on_interleaved_repeats(lab):
@@ -70,10 +70,10 @@ def test_a_config_offered_twice_is_measured_once_and_the_recommendation_rests_on
                         p99_budget_ms=1000.0, adaptive=False)
     options = SweepOptions(max_windows=4, recheck_top=2, recheck_rounds=2)
     result = run_sweep(lab, space, label="offered twice", options=options)
-    runs = lab.experiments.list(study_id=result.study_id)
+    runs = lab.runs(study_id=result.study_id)
     first = [e.point for e in runs if e.kind == "point"]
     again = [e.point for e in runs if e.kind == "repeat"]
-    study = lab.experiments.study(result.study_id)
+    study = lab.study(result.study_id)
     advice = result.recommendation
     print(f"{result.wall_s:.1f} s", first, again, study.result.get("rechecked"), advice and advice.text)
     assert result.status == "done", result.note
@@ -90,19 +90,19 @@ def test_a_config_offered_twice_is_measured_once_and_the_recommendation_rests_on
     assert advice.runner_up.choice.label in advice.text and " %" in advice.text, advice.text
     assert advice.verdict in (("clear", "within the spread", "repeats disagree") if times == 3 else ("measured once",))
     assert study.result["recommendation"]["text"] == advice.text
-    assert [p.key for p in with_repeats(lab.experiments, result.study_id, load_points(lab.experiments,
+    assert [p.key for p in with_repeats(lab, result.study_id, load_points(lab,
                                                                                       result.study_id))] == first
 
-    lab.experiments.update_study(result.study_id, status=INTERRUPTED)
+    lab.update_study(result.study_id, status=INTERRUPTED)
     resumed = run_sweep(lab, study_id=result.study_id)
-    assert [e.id for e in lab.experiments.list(study_id=result.study_id)] == [e.id for e in runs], "measured again"
+    assert [e.id for e in lab.runs(study_id=result.study_id)] == [e.id for e in runs], "measured again"
     assert resumed.recommendation.text == advice.text
 
 
 SWEEP_CHILD = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, {root!r})
-    from app.lab import Lab
+    from app.lab.root import Lab
     from app.experiments.sweep.space import SearchSpace
     from app.experiments.sweep.sweeper import run_sweep
     lab = Lab.create({{"TRITON_URL": {url!r}, "TRITON_METRICS_URL": {metrics!r}, "TRITON_GRPC_URL": {grpc!r},
@@ -134,7 +134,7 @@ def test_a_sweep_killed_midway_is_marked_interrupted_and_resumes_without_repeati
     assert "ended before it finished" in reopened.study(study.id).note
 
     result = run_sweep(lab, study_id=study.id)
-    after = load_points(lab.experiments, study.id)
+    after = load_points(lab, study.id)
     keys = [p.key for p in after]
     print("before", [p.key for p in before], "after", keys)
     assert result.status == "done", result.note
@@ -147,15 +147,15 @@ def test_a_sweep_interrupted_by_a_server_restart_is_marked_so(tmp_path):
     with embedded_lab_serving(copy_of_the_lab_repository(tmp_path), tmp_path / "state") as lab:
         space = SearchSpace(model=MODEL, instances=(1, 2), delays_us=(0, 2000), loads=(1, 2, 4), adaptive=False)
         lab.jobs.start_sweep(space, "restart midway")
-        wait_until(lambda: lab.jobs.state.progress is not None and lab.jobs.state.progress.done >= 1, 120,
+        wait_until(lambda: lab.job().progress is not None and lab.job().progress.done >= 1, 120,
                    "a first point")
         lab.restart()
-        assert lab.jobs.wait(60), "the sweep did not stop after the restart"
-        result = lab.jobs.state.result
-        assert result is not None, lab.jobs.state.error
-        study = lab.experiments.study(result.study_id)
+        assert lab.wait_job(60), "the sweep did not stop after the restart"
+        result = lab.job().result
+        assert result is not None, lab.job().error
+        study = lab.study(result.study_id)
         print("status", study.status, "note", study.note, "points", len(result.points))
         assert study.status == INTERRUPTED and "restart" in study.note
         assert 1 <= len(result.points) < space.points()
         assert lab.status().ready
-        assert parse_config(lab.config.current_text(MODEL)) == parse_config(study.base_config), study.note
+        assert parse_config(lab.served_text(MODEL)) == parse_config(study.base_config), study.note

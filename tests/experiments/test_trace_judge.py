@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.experiments.meter import MeasuredWindow
+from app.metrics.meter import MeasuredWindow
 from app.experiments.trace.judge import TraceScore, allowed_over, judge, pooled, score
 from loadgen.outcome import Outcome
 from loadgen.stats import Bucket

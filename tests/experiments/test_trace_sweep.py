@@ -18,7 +18,7 @@ from app.config.model_config import parse_config
 from app.config.read import settings_of
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm, run_ab
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from app.experiments.trace.play import TraceLoad
 from app.experiments.trace.trace_sweep import TraceSweepPlan, load_runs, run_trace_sweep
 from app.config.knobs import apply_knobs
@@ -43,11 +43,11 @@ def crowd_trace(tmp_path) -> str:
 
 def serve_batch_4(lab) -> str:
     """Serve gpu_sim at max_batch_size 4 without preferred sizes; return the config text serving."""
-    config = lab.config.current(MODEL)
+    config = lab.served_config(MODEL)
     lab.apply(MODEL, set_settings(config, apply_knobs(settings_of(config), {"max_batch_size": 4,
                                                                             "preferred_batch_size": ()})),
               "test: batch 4", confirm_contract=True)
-    return lab.config.current_text(MODEL)
+    return lab.served_text(MODEL)
 
 
 def test_a_trace_judged_sweep_recommends_the_fewest_instances_that_hold_the_crowd(lab, tmp_path):
@@ -67,16 +67,16 @@ def test_a_trace_judged_sweep_recommends_the_fewest_instances_that_hold_the_crow
     assert one.sent == three.sent, scores  # the same seeded arrivals for every configuration
     assert three.goodput_rps > 2 * one.goodput_rps, scores
     assert three.instance_seconds == pytest.approx(3 * one.instance_seconds, rel=0.01)
-    assert parse_config(lab.config.current_text(MODEL)) == parse_config(start)  # the starting config serves again
-    stored = lab.experiments.study(result.study_id)
+    assert parse_config(lab.served_text(MODEL)) == parse_config(start)  # the starting config serves again
+    stored = lab.study(result.study_id)
     assert stored.kind == "trace_sweep" and stored.result["pick"] == "i3", stored.result
-    assert [r.score for r in load_runs(lab.experiments, result.study_id)] == [r.score for r in result.runs]
+    assert [r.score for r in load_runs(lab, result.study_id)] == [r.score for r in result.runs]
 
 
 def test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace(lab, tmp_path):
     start = serve_batch_4(lab)
     one = start
-    three = lab.config.current_text(MODEL).replace("count: 1", "count: 3")
+    three = lab.served_text(MODEL).replace("count: 1", "count: 3")
     assert three != one
     spec = TraceLoad(crowd_trace(tmp_path), compress=120).spec(MODEL, 100, seed=3)  # 4.5 s
     plan = ABPlan(MODEL, (Arm("one", one), Arm("three", three)), spec_to_dict(spec), trials=2, tolerance=0.25)
@@ -90,7 +90,7 @@ def test_an_ab_on_a_trace_plays_it_whole_each_trial_and_is_judged_on_the_trace(l
     assert [len(v) for v in pooled.values()] == [2, 2]
     assert all(s.played_s == 4.5 and s.sent == pooled["one"][0].sent for v in pooled.values() for s in v)
     assert pick == "three" and "judged on the trace" in why, why
-    assert parse_config(lab.config.current_text(MODEL)) == parse_config(start)
+    assert parse_config(lab.served_text(MODEL)) == parse_config(start)
 
 
 def test_a_trace_plan_refuses_what_cannot_be_played():

@@ -135,7 +135,7 @@ def _fleet_page(http_url: str, prometheus_url: str, state: str) -> None:
 
     import streamlit as st  # noqa: PLC0415
 
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
     from app.ui.panels.fleet_panel import fleet_panel  # noqa: PLC0415
 
     os.environ["TBL_STATE_DIR"] = state

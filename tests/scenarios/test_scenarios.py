@@ -10,7 +10,7 @@ import pytest
 
 from app.config.model_config import parse_config
 from app.paths import ROOT
-from app.experiments.store.database import Experiment
+from app.store.database import Experiment
 from app.scenarios.base import PhaseFigures
 from app.scenarios.catalog import SCENARIOS, operating_point
 from app.scenarios.runner import caution, phase_table, run_scenario
@@ -33,7 +33,7 @@ def test_the_scenario_reproduces_its_claim(name, gpu_sim_lab, restore_model):
     assert set(result.figures) == {p.name for p in scenario.phases(False)}
     study = gpu_sim_lab.experiments.study(result.study_id)  # stored as an experiment, with one run per phase
     assert study.kind == "scenario" and study.result["passed"]
-    assert len(gpu_sim_lab.experiments.list(study_id=result.study_id)) == len(result.figures)
+    assert len(gpu_sim_lab.runs(study_id=result.study_id)) == len(result.figures)
     assert parse_config(gpu_sim_lab.config.current_text(scenario.model)) == before, "the starting config is gone"
 
 

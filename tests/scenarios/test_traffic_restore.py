@@ -8,7 +8,7 @@ import pytest
 
 from app.config.model_config import parse_config
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import CANCELLED, DONE
+from app.store.database import CANCELLED, DONE
 from app.scenarios.base import Check, Phase, Scenario
 from app.scenarios.runner import run_scenario
 from loadgen.spec import LoadSpec, Mode, TrafficClass
@@ -27,22 +27,22 @@ PROBE = Scenario(
 @pytest.mark.parametrize("cancelled", [False, True], ids=["to the end", "cancelled"])
 def test_a_scenario_started_while_traffic_runs_leaves_the_same_spec_running(gpu_sim_lab, cancelled):
     lab = gpu_sim_lab
-    before = parse_config(lab.config.current_text("gpu_sim"))
+    before = parse_config(lab.served_text("gpu_sim"))
     lab.start_traffic(OPERATOR)
-    runs = lab.load.runs
+    runs = lab.traffic().runs
     cancel = threading.Event()
     if cancelled:
         cancel.set()  # stops before its first phase: it still took the traffic over, and gives it back
     result = run_scenario(lab, PROBE, cancel=cancel)
-    study = lab.experiments.study(result.study_id)
-    print(result.status, "|", study.note, "|", [(m.kind, m.text) for m in lab.markers.list("gpu_sim")][-6:])
+    study = lab.study(result.study_id)
+    print(result.status, "|", study.note, "|", [(m.kind, m.text) for m in lab.markers("gpu_sim")][-6:])
     assert result.status == (CANCELLED if cancelled else DONE), result.note
-    assert lab.load.running, "the operator's traffic was not started again"
-    assert lab.load.spec == OPERATOR, lab.load.spec
-    assert lab.load.runs > runs + (0 if cancelled else 1), "no new run: the traffic was never stopped and started"
-    assert parse_config(lab.config.current_text("gpu_sim")) == before, "the starting config is gone"
+    assert lab.traffic().running, "the operator's traffic was not started again"
+    assert lab.traffic().spec == OPERATOR, lab.traffic().spec
+    assert lab.traffic().runs > runs + (0 if cancelled else 1), "no new run: the traffic was never stopped and started"
+    assert parse_config(lab.served_text("gpu_sim")) == before, "the starting config is gone"
     assert "the traffic that ran before the scenario runs again" in study.note, study.note
-    markers = lab.markers.list("gpu_sim")
+    markers = lab.markers("gpu_sim")
     resumed = [m for m in markers if m.kind == "traffic" and m.text.startswith("traffic start")][-1]
     configs = [m for m in markers if m.kind == "apply"]
     if not cancelled:  # the traffic comes back on the starting config, not on the scenario's

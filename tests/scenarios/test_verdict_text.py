@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.experiments.store.database import Experiment
+from app.store.database import Experiment
 from app.scenarios.base import PhaseFigures, figure_text, ratio_check
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import phase_table

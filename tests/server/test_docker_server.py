@@ -181,30 +181,30 @@ def _ours(client) -> list:
 
 
 def test_a_lab_on_a_triton_container_applies_restarts_and_removes_it(client, repo, tmp_path, monkeypatch):
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
 
     monkeypatch.setenv("TBL_STATE_DIR", str(tmp_path / "state"))
     lab = Lab.create({"TBL_SERVER": "docker", "TBL_MODEL_REPOSITORY": str(repo)})
     try:
-        assert lab.backend == "docker" and lab.embedded
+        assert lab.server_facts().backend == "docker" and lab.server_facts().embedded
         container = lab.server.container
         assert container.attrs["HostConfig"]["NetworkMode"] == "host" and container.labels[LABEL] == str(os.getpid())
-        assert lab.endpoint.http_url.startswith("http://127.0.0.1:")
+        assert lab.server_facts().endpoint.http_url.startswith("http://127.0.0.1:")
         status = lab.status()
         assert status.ready and {m.name for m in status.models} == {"gpu_sim", "mlp", "stream_acc", "token_sim"}
-        assert "Started HTTPService" in lab.server.log_tail(200)
+        assert "Started HTTPService" in lab.server_log(200)
         # Applied like on the embedded server: validated, hot-reloaded, smoke-checked, persisted.
-        new = set_dynamic_batching(lab.config.current("gpu_sim"), DynamicBatching((4, 8), 1500))
+        new = set_dynamic_batching(lab.served_config("gpu_sim"), DynamicBatching((4, 8), 1500))
         result = lab.apply("gpu_sim", new, "a delay of 1500 µs")
         assert result.verified.startswith("READY") and "1500" in (repo / "gpu_sim" / "config.pbtxt").read_text()
         assert dynamic_batching_of(lab.config.live("gpu_sim")).max_queue_delay_microseconds == 1500
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=2, duration_s=60.0))
-        wait_until(lambda: (lab.load.snapshot(0).summary.get("all") or {}).get("ok", 0) >= 20, 60, "answers")
-        before, old_id = lab.endpoint, container.id
+        wait_until(lambda: (lab.traffic_snapshot(0).summary.get("all") or {}).get("ok", 0) >= 20, 60, "answers")
+        before, old_id = lab.server_facts().endpoint, container.id
         lab.restart(resume_traffic=True)
-        assert lab.endpoint == before and lab.status().ready and lab.server.container.id != old_id
+        assert lab.server_facts().endpoint == before and lab.status().ready and lab.server.container.id != old_id
         assert [c.id for c in _ours(client)] == [lab.server.container.id], "the old container was not removed"
-        assert lab.load.running
+        assert lab.traffic().running
         lab.stop_traffic()
     finally:
         lab.close()
@@ -266,7 +266,7 @@ def test_a_port_taken_after_it_was_chosen_is_not_mistaken_for_the_container(clie
 
 
 def test_the_dashboard_shows_the_container_and_applies_through_it(client, repo, tmp_path, monkeypatch):
-    from app import lab_owner  # noqa: PLC0415
+    from app.lab import owner as lab_owner  # noqa: PLC0415
     from app.ui.state import get_lab  # noqa: PLC0415 - the process's one Lab, as the pages get it
     from tests.ui.apptest import metric, ok, open_page, texts, widget  # noqa: PLC0415
 

@@ -93,20 +93,20 @@ def _post(url: str, headers: dict | None = None, body: dict | None = None) -> tu
 
 
 def _served(lab, model: str) -> dict:
-    with urllib.request.urlopen(f"{lab.endpoint.http_url}/v2/models/{model}/config", timeout=10) as reply:
+    with urllib.request.urlopen(f"{lab.server_facts().endpoint.http_url}/v2/models/{model}/config", timeout=10) as reply:
         return json.loads(reply.read())
 
 
 def _grpc(lab) -> triton_grpc.InferenceServerClient:
-    return triton_grpc.InferenceServerClient(lab.endpoint.grpc_url)
+    return triton_grpc.InferenceServerClient(lab.server_facts().endpoint.grpc_url)
 
 
 def _keyless(lab):
-    return dataclasses.replace(lab.endpoint, control_key=None)
+    return dataclasses.replace(lab.server_facts().endpoint, control_key=None)
 
 
 def test_http_load_unload_and_index_without_the_key_are_refused(lab):
-    base = lab.endpoint.http_url
+    base = lab.server_facts().endpoint.http_url
     before = _served(lab, "text_len")
     config = {**before, "max_batch_size": 2}
     answers = {
@@ -121,8 +121,8 @@ def test_http_load_unload_and_index_without_the_key_are_refused(lab):
     for what, (code, text) in answers.items():
         assert code == 403 and f"expecting header '{HEADER}'" in text, f"{what}: HTTP {code} {text}"
     assert _served(lab, "text_len") == before, "a refused load changed the served config"
-    assert triton_http.InferenceServerClient(lab.endpoint.host_port).is_model_ready("text_len"), "unloaded"
-    code, text = _post(f"{base}/v2/repository/index", lab.endpoint.control_headers)
+    assert triton_http.InferenceServerClient(lab.server_facts().endpoint.host_port).is_model_ready("text_len"), "unloaded"
+    code, text = _post(f"{base}/v2/repository/index", lab.server_facts().endpoint.control_headers)
     assert code == 200 and "text_len" in text, f"with the key: HTTP {code} {text}"
 
 
@@ -137,19 +137,19 @@ def test_grpc_load_unload_and_index_without_the_key_are_refused(lab):
     }
     with _grpc(lab) as client:
         for what, call in calls.items():
-            for headers in (None, {GRPC_HEADER: "guess"}, lab.endpoint.control_headers):
+            for headers in (None, {GRPC_HEADER: "guess"}, lab.server_facts().endpoint.control_headers):
                 with pytest.raises(InferenceServerException) as refused:
                     call(client, headers)
                 text = refused.value.message() or str(refused.value)
                 assert f"expecting header '{GRPC_HEADER}'" in text, f"{what} with {sorted(headers or ())}: {text}"
-        names = {m.name for m in client.get_model_repository_index(headers=lab.endpoint.grpc_control_headers).models}
+        names = {m.name for m in client.get_model_repository_index(headers=lab.server_facts().endpoint.grpc_control_headers).models}
     assert names == {"env_probe", "text_len"}, names
     assert _served(lab, "text_len") == before, "a refused load changed the served config"
 
 
 def test_inference_health_metadata_config_and_statistics_need_no_key(lab):
     """The load generator, the metrics and the config panel use these: the lock must leave them open."""
-    client = triton_http.InferenceServerClient(lab.endpoint.host_port)
+    client = triton_http.InferenceServerClient(lab.server_facts().endpoint.host_port)
     assert client.is_server_ready() and client.get_server_metadata()["version"] == "2.51.0"
     assert client.get_model_config("text_len")["name"] == "text_len"
     text = triton_http.InferInput("TEXT", [1, 1], "BYTES")
@@ -162,8 +162,8 @@ def test_the_labs_own_status_apply_and_undo_go_through(lab):
     status = lab.status()
     assert status.up and status.error is None, status
     assert {m.name: m.state for m in status.models} == {"env_probe": "READY", "text_len": "READY"}, status
-    assert detect(lab.endpoint, environ={}).mode == "explicit"  # the probe carries the key
-    current = lab.config.current("text_len")
+    assert detect(lab.server_facts().endpoint, environ={}).mode == "explicit"  # the probe carries the key
+    current = lab.served_config("text_len")
     result = lab.apply("text_len", set_settings(current, replace(settings_of(current),
                                                                  instance_groups=(InstanceGroup(count=2),))),
                        "instances 1→2")
@@ -189,11 +189,11 @@ def test_without_the_key_each_part_of_the_lab_says_how_to_get_in(lab):
     with pytest.raises(ServerQueryError, match="TRITON_CONTROL_KEY"):
         served_model_names(keyless)
     assert look_at(keyless, "text_len").state == "UNKNOWN"
-    assert look_at(lab.endpoint, "text_len").state == "READY"
+    assert look_at(lab.server_facts().endpoint, "text_len").state == "READY"
 
 
 def test_a_models_python_code_finds_none_of_the_labs_secrets(lab):
-    client = triton_http.InferenceServerClient(lab.endpoint.host_port)
+    client = triton_http.InferenceServerClient(lab.server_facts().endpoint.host_port)
 
     def ask(name: str) -> tuple[str, list[str]]:
         asked = triton_http.InferInput("NAME", [1], "BYTES")

@@ -60,7 +60,7 @@ def ui_env(triton, tmp_path_factory) -> dict[str, str]:
 
 
 def _drop_lab() -> None:
-    from app import lab_owner  # noqa: PLC0415
+    from app.lab import owner as lab_owner  # noqa: PLC0415
 
     lab_owner.close()  # the Lab the pages used (remote mode: the server keeps running)
 
@@ -72,7 +72,7 @@ def lab(ui_env):
 
     lab = get_lab()
     yield lab
-    lab.load.stop()
+    lab.stop_traffic()
 
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -14,10 +14,10 @@ import numpy as np
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab.comparison import ABResult
 from app.experiments.driving import Start
-from app.experiments.meter import merged
+from app.metrics.meter import merged
 from app.experiments.sweep.recommend import pooled, recommend
 from app.experiments.sweep.space import SearchSpace
-from app.experiments.store.database import DONE, Experiment, ExperimentStore, Study
+from app.store.database import DONE, Experiment, ExperimentStore, Study
 from app.experiments.sweep.sweeper import REPEAT, Point, SweepOptions
 from tests.experiments import samples
 
@@ -81,7 +81,7 @@ def store_sweep(store: ExperimentStore, space: SearchSpace, points: list[Point],
         "space": space.to_dict(), "options": dataclasses.asdict(SweepOptions(seed=11)), "start": start.to_dict()},
         samples.T0, base_config=samples.BASE_CONFIG, env=samples.ENV))
     for kind, point in [("point", p) for p in points] + [(REPEAT, r) for rs in repeats.values() for r in rs]:
-        store.add(Experiment(f"{point.choice.label} @ {point.load:g}", space.model, point.config_text, point.t0,
+        store.add_run(Experiment(f"{point.choice.label} @ {point.load:g}", space.model, point.config_text, point.t0,
                              point.t1, client=point.figures["client"], server=point.figures["server"], kind=kind,
                              status=point.status, study_id=sid, point=point.key, seed=11, windows=point.windows,
                              outcome={"stable": point.stable, "change": point.change, "note": point.note,
@@ -99,7 +99,7 @@ def store_ab(store: ExperimentStore, result: ABResult, label: str) -> int:
                                 base_config=samples.BASE_CONFIG, env=samples.ENV))
     for arm in result.plan.arms:
         for trial, f in sorted(result.trials.get(arm.name, {}).items()):
-            store.add(Experiment(f"{arm.name} — trial {trial + 1}", result.plan.model, arm.config_text, f["t0"],
+            store.add_run(Experiment(f"{arm.name} — trial {trial + 1}", result.plan.model, arm.config_text, f["t0"],
                                  f["t1"], client=f["client"], server=f["server"], kind="trial", study_id=sid,
                                  point=f"{arm.name}#{trial}", windows=f["windows"],
                                  outcome={"arm": arm.name, "trial": trial}))

@@ -11,7 +11,7 @@ PAGE = "lab_pages/instances.py"
 def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
     restore_model("gpu_sim")
     at = open_page(PAGE)
-    assert not lab.jobs.running
+    assert not lab.job_running()
     assert any("turn on the autopilot" in e.label for e in at.expander), [e.label for e in at.expander]
     assert not any("AUTOPILOT ON" in w.value for w in at.warning)
 
@@ -21,7 +21,7 @@ def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
     at.run()
     said = [e.value.replace("\\", "") for e in at.error]  # literal() escapes Markdown marks
     assert said and "min_instances is 3, above max_instances 2; use min ≤ max" in said[0], said
-    assert not lab.jobs.running
+    assert not lab.job_running()
 
     widget(at.number_input, "Fewest instances").set_value(1)
     widget(at.number_input, "Most instances").set_value(3)
@@ -29,25 +29,25 @@ def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
     at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
     ok(at.run())
     try:
-        assert lab.jobs.running and lab.jobs.state.kind == KIND, lab.jobs.state
-        wait_until(lambda: lab.jobs.state.progress is not None, 30, "the autopilot's study")
+        assert lab.job_running() and lab.job().kind == KIND, lab.job()
+        wait_until(lambda: lab.job().progress is not None, 30, "the autopilot's study")
         ok(at.run())
         banner = " ".join(w.value for w in at.warning)
         assert "AUTOPILOT ON" in banner and "p99 ≤ 80 ms with 1–3 instances" in banner, banner
         # no traffic: it judges nothing and changes nothing
-        wait_until(lambda: lab.jobs.state.progress is not None and lab.jobs.state.progress.windows >= 1, 30,
+        wait_until(lambda: lab.job().progress is not None and lab.job().progress.windows >= 1, 30,
                    "a first window")
-        assert "waiting for enough answers" in lab.jobs.state.progress.current
+        assert "waiting for enough answers" in lab.job().progress.current
         widget(at.button, "Turn the autopilot off").click()
         ok(at.run())
-        wait_until(lambda: not lab.jobs.running, 30, "the autopilot to stop")
+        wait_until(lambda: not lab.job_running(), 30, "the autopilot to stop")
     finally:
-        lab.jobs.cancel(wait_s=30)
+        lab.cancel_job(wait_s=30)
     ok(at.run())
     said = " ".join(w.value for w in at.info)
-    study = lab.jobs.state.result.study_id
+    study = lab.job().result.study_id
     assert "The autopilot is off after" in said and f"study {study}" in said, said
-    stored = lab.experiments.study(study)
+    stored = lab.study(study)
     assert stored.kind == KIND and stored.note == "turned off" and stored.result["changes"] == [], stored
 
     exp = open_page("lab_pages/experiments.py")  # the run is kept, and its windows replay to the same decisions
@@ -58,7 +58,7 @@ def test_off_by_default_on_from_the_page_and_off_again(lab, restore_model):
     said = [s.value for s in exp.success]
     n = len(stored.result["records"])
     assert f"Replayed {n} of {n} recorded windows: {n} decisions the same, word for word." in said, said
-    lab.experiments.delete_study(study)  # later pages on this worker show no leftover study
+    lab.delete_study(study)  # later pages on this worker show no leftover study
 
 
 def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(lab, restore_model):
@@ -80,14 +80,14 @@ def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(lab, restore_model):
         at.button(key="FormSubmitter:autopilot:instances:gpu_sim-Turn the autopilot on").click()
         ok(at.run())
         try:
-            wait_until(lambda: lab.jobs.state.progress is not None, 30, "the autopilot's study")
+            wait_until(lambda: lab.job().progress is not None, 30, "the autopilot's study")
             ok(at.run())
             banner = " ".join(w.value for w in at.warning).replace("\\", "")
             assert "adding instances ahead of the trace the traffic plays (flash_crowd)" in banner, banner
-            assert lab.jobs.state.progress.forecast.startswith("the trace the traffic plays"), lab.jobs.state
+            assert lab.job().progress.forecast.startswith("the trace the traffic plays"), lab.job()
         finally:
-            lab.jobs.cancel(wait_s=30)
-        stored = lab.experiments.study(lab.jobs.state.result.study_id)
+            lab.cancel_job(wait_s=30)
+        stored = lab.study(lab.job().result.study_id)
         assert stored.definition["forecast"]["instance_rps"] == 300.0, stored.definition
     finally:
         lab.stop_traffic()

@@ -11,9 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.experiments.ab.comparison import ABPlan, Arm
-from app.experiments.jobs import JobState
+from app.lab.jobs import JobState
 from app.experiments.sweep.space import SearchSpace
-from app.experiments.store.database import DONE, FAILED, Experiment, Study
+from app.store.database import DONE, FAILED, Experiment, Study
 from app.paths import ROOT
 from loadgen.spec import LoadSpec, Mode
 from loadgen.specfile import spec_to_dict
@@ -58,7 +58,7 @@ def _sweep(store, label: str, keys: dict[str, str], status: str = DONE, note: st
         done = point_status == DONE
         client = {"all": {"p99_ms": 5.0 + len(key), "throughput_rps": 400.0, "goodput_rps": 400.0,
                           "latency_n": 4000}} if done else {}
-        store.add(Experiment(f"{label} {key}", MODEL, 'name: "gpu_sim"\n', 1.0, 2.0, client=client, kind="point",
+        store.add_run(Experiment(f"{label} {key}", MODEL, 'name: "gpu_sim"\n', 1.0, 2.0, client=client, kind="point",
                              status=point_status, study_id=sid, point=key,
                              outcome={"stable": done, "change": 0.01 if done else None,
                                       "note": "" if done else f"could not be applied: {REFUSED}"}))
@@ -73,7 +73,7 @@ def _comparison(store, label: str) -> int:
     sid = store.add_study(Study("ab", label, MODEL, {"plan": plan.to_dict()}, time.time(), status=DONE))
     store.update_study(sid, status=DONE)
     for point in ("A#0", "B#0", "A#1", "B#1"):
-        store.add(Experiment(f"{label} {point}", MODEL, "cfg", 1.0, 2.0, kind="trial", study_id=sid, point=point,
+        store.add_run(Experiment(f"{label} {point}", MODEL, "cfg", 1.0, 2.0, kind="trial", study_id=sid, point=point,
                              client={"all": {"p99_ms": 5.0, "throughput_rps": 10.0, "goodput_rps": 10.0}}))
     return sid
 
@@ -87,7 +87,7 @@ def _damage(store, *statements) -> None:
 @pytest.fixture
 def damaged(lab):
     """A whole sweep, a failed one, sweeps and comparisons damaged in SQLite, a damaged saved run; removed after."""
-    store = lab.experiments
+    store = lab
     ids = {
         "whole": _sweep(store, "whole sweep", {"i1@1": DONE, "i1@4": DONE, "i2@1": FAILED}, best="i1@4", points=3),
         "failed": _sweep(store, "failed sweep", {"i1@1": FAILED, "i2@1": FAILED}, FAILED,
@@ -104,7 +104,7 @@ def damaged(lab):
         "trace_wrong": store.add_study(Study("trace_sweep", "broken trace sweep", MODEL, {"plan": [1]}, time.time(),
                                              status=DONE)),
     }
-    run = store.add(Experiment("damaged run", MODEL, "cfg", 1.0, 2.0, client={"all": {"p99_ms": 1.0}}))
+    run = store.add_run(Experiment("damaged run", MODEL, "cfg", 1.0, 2.0, client={"all": {"p99_ms": 1.0}}))
     _damage(store,
             ("UPDATE studies SET definition = '{\"space\": {\"loads\": [1,' WHERE id = ?", (ids["bad_json"],)),
             ("UPDATE studies SET definition = json_set(definition, '$.space.p99_budget_ms', NULL) WHERE id = ?",
@@ -120,7 +120,7 @@ def damaged(lab):
     yield ids
     for sid in ids.values():
         store.delete_study(sid)
-    store.delete(run)
+    store.delete_run(run)
 
 
 def _show(at: AppTest, key: str, sid: int) -> AppTest:
@@ -167,7 +167,7 @@ def test_each_damaged_study_says_what_is_wrong_while_the_page_and_every_tab_rend
     at = _show(at, "exp:trace_sweep_pick", damaged["trace_wrong"])
     assert texts(tab(at, "Judged on a trace").error), "a damaged trace sweep says so"
 
-    at.selectbox(key="exp:run_pick").set_value(max(r.id for r in lab.experiments.list())).run()
+    at.selectbox(key="exp:run_pick").set_value(max(r.id for r in lab.runs())).run()
     _rendered(at)
     assert any("cannot be read whole" in w and "client is a list" in w for w in texts(tab(at, "Saved runs").warning))
 
@@ -196,11 +196,11 @@ COLOURS = {"failed": "error", "interrupted": "warning", "cancelled": "info", "do
 def test_a_finished_job_shows_its_status_in_its_colour(lab, damaged):
     """The job panel once showed a failed sweep in a green box: each ending now has its colour, green only for done
     (a driving.py note starts with its status, "failed: …" or "cancelled; …": said once)."""
-    before = lab.jobs.state
+    before = lab.job()
     try:
         for status, box in COLOURS.items():
             note = f"{status}{';' if status == 'cancelled' else ':'} because {REFUSED}"
-            lab.jobs.state = JobState("sweep", f"{status} job", time.time() - 5, finished=time.time(),
+            lab._jobs.state = JobState("sweep", f"{status} job", time.time() - 5, finished=time.time(),
                                       result=SimpleNamespace(status=status, note=note, wall_s=5.0,
                                                              study_id=damaged["whole"]))
             at = AppTest.from_file(str(ROOT / "lab_pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()
@@ -211,16 +211,16 @@ def test_a_finished_job_shows_its_status_in_its_colour(lab, damaged):
             assert shown[box] == [f"{status} job: **{status}** in 5 s — because {REFUSED}"], shown
             assert sum(map(len, shown.values())) == 1, shown
     finally:
-        lab.jobs.state = before
+        lab._jobs.state = before
 
 
 def test_delete_removes_a_study_that_cannot_be_read(lab, damaged):
     at = _show(_page(), "exp:sweep_pick", damaged["bad_json"])
     at.button(key="exp:del_sweep").click().run()
     _rendered(at)
-    assert damaged["bad_json"] not in {s.id for s in lab.experiments.studies()}
-    assert lab.experiments.list(study_id=damaged["bad_json"]) == []
+    assert damaged["bad_json"] not in {s.id for s in lab.studies()}
+    assert lab.runs(study_id=damaged["bad_json"]) == []
     at = _show(at, "exp:ab_pick", damaged["ab_wrong_shape"])
     at.button(key="exp:del_ab").click().run()
     _rendered(at)
-    assert damaged["ab_wrong_shape"] not in {s.id for s in lab.experiments.studies()}
+    assert damaged["ab_wrong_shape"] not in {s.id for s in lab.studies()}

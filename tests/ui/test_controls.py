@@ -93,17 +93,17 @@ def test_traffic_start_and_stop(lab):
     assert at.button(key="dynamic:traffic:stop").disabled
     widget(at.slider, "Concurrency").set_value(2).run()
     ok(at.button(key="dynamic:traffic:start").click().run())
-    assert lab.load.running
-    assert lab.load.snapshot(window_s=1).spec.concurrency == 2
+    assert lab.traffic().running
+    assert lab.traffic_snapshot(window_s=1).spec.concurrency == 2
     assert at.button(key="dynamic:traffic:start").disabled
-    wait_until(lambda: any(r.get("ok") for r in lab.load.snapshot(window_s=30).timeline), what="answered requests")
+    wait_until(lambda: any(r.get("ok") for r in lab.traffic_snapshot(window_s=30).timeline), what="answered requests")
     ok(at.run())
     assert metric(at, "traffic") == "running"
     assert any("Running" in i and "concurrency 2" in i for i in texts(at.info)), texts(at.info)
     ok(at.button(key="dynamic:traffic:stop").click().run())
-    assert not lab.load.running
+    assert not lab.traffic().running
     assert metric(at, "traffic") == "stopped"
-    kinds = [m.text.split(":")[0] for m in lab.markers.list("gpu_sim") if m.kind == "traffic"]
+    kinds = [m.text.split(":")[0] for m in lab.markers("gpu_sim") if m.kind == "traffic"]
     assert kinds[-2:] == ["traffic start", "traffic stop"]
 
 
@@ -133,14 +133,14 @@ def test_sequence_traffic_gives_right_answers(lab):
     assert any("stream_acc is stateful" in s for s in texts(at.success)), texts(at.success)
     widget(at.slider, "Concurrent sequences").set_value(4).run()
     ok(at.button(key="sequence:traffic:start").click().run())
-    assert lab.load.running
-    rows = lambda: [r for r in lab.load.snapshot(window_s=30).timeline if r.get("cls") == "sequences"]  # noqa: E731
+    assert lab.traffic().running
+    rows = lambda: [r for r in lab.traffic_snapshot(window_s=30).timeline if r.get("cls") == "sequences"]  # noqa: E731
     wait_until(lambda: sum(r.get("ok") or 0 for r in rows()) >= 20, what="20 answered sequence steps")
     ok(at.run())
     assert int(metric(at, "right answers (last 30 s)").replace(",", "")) >= 20
     assert int(metric(at, "wrong outputs (last 30 s)")) == 0
     ok(at.button(key="sequence:traffic:stop").click().run())
-    assert not lab.load.running
+    assert not lab.traffic().running
 
 
 def test_diagnosis_reads_the_window_under_traffic(lab):

@@ -11,7 +11,7 @@ import pytest
 from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.store.database import DONE, Study
+from app.store.database import DONE, Study
 from app.paths import ROOT
 from app.ui.demo import presenter
 from tests.ui.apptest import ok, open_page, shown, wait_until
@@ -36,8 +36,8 @@ def _texts(at: AppTest) -> list[str]:
 
 def test_a_notes_text_reaches_the_demo_as_typed(lab, choice):
     choice.choose(presenter.LIVE)
-    model = lab.load.spec.model if lab.load.spec is not None else "gpu_sim"  # the model /demo follows
-    lab.markers.add(model, "note", HOSTILE)
+    model = lab.traffic().spec.model if lab.traffic().spec is not None else "gpu_sim"  # the model /demo follows
+    lab.mark(model, "note", HOSTILE)
     at = open_page("lab_pages/demo.py")
     lines = [m.value for m in at.markdown if "Latest change" in m.value]
     assert lines, _texts(at)
@@ -55,7 +55,7 @@ def test_a_notes_text_reaches_the_demo_as_typed(lab, choice):
 def test_a_stored_verdict_chosen_by_the_presenter_is_said_in_plain_sentences(lab, choice):
     """A stored scenario whose checks carry raw floats and a missing figure: /demo says each check in one sentence
     with its number at a sensible precision, never 'None' or '44.9596'."""
-    sid = lab.experiments.add_study(Study("scenario", "Queue delay at low and high load", "gpu_sim", {
+    sid = lab.add_study(Study("scenario", "Queue delay at low and high load", "gpu_sim", {
         "scenario": "queue-delay", "full": False, "expect": "At low load the delay is added latency.",
         "phases": [{"name": "low load, delay 0 µs"}, {"name": "low load, delay 10000 µs"}]}, time.time()))
     checks = [
@@ -64,12 +64,12 @@ def test_a_stored_verdict_chosen_by_the_presenter_is_said_in_plain_sentences(lab
          "ok": True},
         {"claim": "high load batches are larger", "measured": "average batch = None / 1.0 = 44.9596",
          "margin": "≥ 1.5", "ok": False}]
-    lab.experiments.update_study(sid, status=DONE, result={"passed": False, "checks": checks})
+    lab.update_study(sid, status=DONE, result={"passed": False, "checks": checks})
     choice.choose(presenter.STUDY, sid)
     try:  # the study goes with the test: a failed claim left in the store is an st.error on its page for others
         at = open_page("lab_pages/demo.py")
     finally:
-        lab.experiments.delete_study(sid)
+        lab.delete_study(sid)
     words = _texts(at)
     print("\n".join(words))
     said = [shown(w).replace("**", "") for w in words]

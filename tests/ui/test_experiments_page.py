@@ -21,7 +21,7 @@ def _start(at, label: str):
 
 
 def _delay_now(lab) -> int:
-    return settings_of(lab.config.current(MODEL)).dynamic_batching.max_queue_delay_microseconds
+    return settings_of(lab.served_config(MODEL)).dynamic_batching.max_queue_delay_microseconds
 
 
 def ordered(at) -> list[tuple[str, str]]:
@@ -44,8 +44,8 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     widget(at.number_input, "Seconds measured per trial").set_value(1.0)
     widget(at.number_input, "Warm-up per trial (s)").set_value(0.5)
     _start(at, "Start comparison")
-    assert lab.jobs.wait(180), "the comparison did not finish"
-    assert lab.jobs.state.error is None, lab.jobs.state.error
+    assert lab.wait_job(180), "the comparison did not finish"
+    assert lab.job().error is None, lab.job().error
     ok(at.run())
     verdicts = [t for t in texts(at.info) + texts(at.success) if "over 2 trials" in t]
     assert verdicts and verdicts[0].startswith(f"B (delay {delay} → 5000 µs)"), texts(at.info) + texts(at.success)
@@ -64,8 +64,8 @@ def test_a_sweep_defined_on_the_page_lands_its_operating_point_and_an_ab_gives_a
     assert any("Sweep started: 2 configurations × 2 loads" in t and "up to 2 candidates measured 1× more" in t
                for t in texts(at.success)), texts(at.success)
     assert not any("No sweeps yet" in t for t in texts(at.info)), texts(at.info)  # starting, or listed: never "none"
-    assert lab.jobs.wait(180), "the sweep did not finish"
-    assert lab.jobs.state.error is None, lab.jobs.state.error
+    assert lab.wait_job(180), "the sweep did not finish"
+    assert lab.job().error is None, lab.job().error
     ok(at.run())
     best = [t for t in texts(at.success) + texts(at.warning) if "SLA operating point" in t]
     assert best and "at 4 in flight" in best[0], texts(at.success)  # more load never hurt inside a 500 ms budget
@@ -88,8 +88,8 @@ def test_an_ab_on_the_page_can_play_a_trace_per_trial_and_is_judged_on_it(lab, r
     _start(at, "Start comparison")
     started = [t for t in texts(at.success) if t.startswith("Comparison started")]
     assert started and "each playing flash_crowd once" in started[0], texts(at.success) + texts(at.error)
-    assert lab.jobs.wait(180), "the comparison did not finish"
-    assert lab.jobs.state.error is None, lab.jobs.state.error
+    assert lab.wait_job(180), "the comparison did not finish"
+    assert lab.job().error is None, lab.job().error
     ok(at.run())
     advice = [shown(m.value) for m in at.markdown if m.value.startswith("**Recommended")]
     assert len(advice) == 1 and "judged on the trace" in advice[0], advice
@@ -98,7 +98,7 @@ def test_an_ab_on_the_page_can_play_a_trace_per_trial_and_is_judged_on_it(lab, r
 @pytest.fixture
 def stored(lab):
     """Made-up sweeps (best two within the spread, and clearly apart) and a comparison, removed afterwards."""
-    store = lab.experiments
+    store = lab
     space = study_samples.sweep_space()
     ids = {}
     for name, capacity in (("apart", study_samples.APART), ("close", study_samples.CLOSE)):
@@ -207,7 +207,7 @@ def test_the_sweep_form_offers_only_the_knobs_the_served_config_can_take(lab):
     at = open_page("lab_pages/experiments.py")
     assert widget(at.multiselect, "max_queue_delay (µs)") and any(m.label == "max_batch_size (empty: keep)"
                                                                    for m in at.multiselect)
-    assert lab.config.current("stream_acc").HasField("sequence_batching")
+    assert lab.served_config("stream_acc").HasField("sequence_batching")
     at.selectbox(key="exp:sweep_model").set_value("stream_acc").run()
     ok(at)
     at.multiselect(key="exp:sweep_sizes:stream_acc").set_value([4, 8]).run()
@@ -226,8 +226,8 @@ def test_a_concept_page_runs_its_scenario_and_shows_the_verdict(lab, restore_mod
     assert any(h.value == "Try it: guided scenarios" for h in at.subheader)
     at.button(key="scn:stateful:run").click().run()
     ok(at)
-    assert lab.jobs.wait(180), "the scenario did not finish"
-    assert lab.jobs.state.error is None, lab.jobs.state.error
+    assert lab.wait_job(180), "the scenario did not finish"
+    assert lab.job().error is None, lab.job().error
     ok(at.run())
     assert any(t.startswith("Last run: the claim held") for t in texts(at.success)), texts(at.success) + texts(at.error)
     assert sum(":material/check_circle: held" in m.value for m in at.markdown) == 3  # one per check (no ✅: Debian)

@@ -15,7 +15,7 @@ def _panel(http_url: str, metrics_url: str, state: str) -> None:
 
     import streamlit as st  # noqa: PLC0415
 
-    from app.lab import Lab  # noqa: PLC0415
+    from app.lab.root import Lab  # noqa: PLC0415
     from app.ui.panels.gpu_panel import gpu_panel  # noqa: PLC0415
 
     os.environ["TBL_STATE_DIR"] = state

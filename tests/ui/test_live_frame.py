@@ -60,11 +60,11 @@ def test_the_labs_frame_is_shared_within_a_second(lab):
     # the same model, could build the page's frame of this second first (seen once in a first pass on 6 workers)
     assert SHARED_WINDOW_S not in WINDOWS.values()
     now = float(int(time.time()))  # the start of this second: both calls fall in its tick
-    before, state = cache_of(lab).builds, (lab.load.running, lab.load.runs, lab.markers.version)
+    before, state = cache_of(lab).builds, (lab.traffic().running, lab.traffic().runs, lab.timeline_version())
     one = frame(lab, "gpu_sim", SHARED_WINDOW_S, per_class=False, now=now)
     two = frame(lab, "gpu_sim", SHARED_WINDOW_S, per_class=False, now=now + 0.9)
     assert one is two and cache_of(lab).builds == before + 1, (  # what a frame's key holds, before and after
-        state, (lab.load.running, lab.load.runs, lab.markers.version), [m.text for m in lab.markers.list("gpu_sim")])
+        state, (lab.traffic().running, lab.traffic().runs, lab.timeline_version()), [m.text for m in lab.markers("gpu_sim")])
     assert {"throughput", "latency", "breakdown", "batches", "pending"} <= set(one.specs)
     assert frame(lab, "gpu_sim", SHARED_WINDOW_S, per_class=False, now=now + 1.0) is not one
     paused = frame(lab, "gpu_sim", SHARED_WINDOW_S, per_class=False, paused_at=now - 30)
@@ -74,6 +74,6 @@ def test_the_labs_frame_is_shared_within_a_second(lab):
 def test_a_change_inside_the_tick_is_not_hidden_by_the_shared_frame(lab):
     now = float(int(time.time())) + 5.0  # a tick after the marker below, whenever in its second it lands
     one = frame(lab, "gpu_sim", 180, per_class=False, now=now)
-    lab.markers.add("gpu_sim", "traffic", "a marker inside the same second")
+    lab.mark("gpu_sim", "traffic", "a marker inside the same second")
     two = frame(lab, "gpu_sim", 180, per_class=False, now=now + 0.5)
     assert two is not one and "a marker inside the same second" in [m.text for m in two.markers]

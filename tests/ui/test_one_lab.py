@@ -11,7 +11,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.runtime import caching
 from streamlit.testing.v1 import AppTest
 
-from app import lab_owner
+from app.lab import owner as lab_owner
 from app.paths import ROOT
 from tests.helpers import descendants, processes
 from tests.ui.apptest import RUN_TIMEOUT_S, ok, texts, wait_until

@@ -30,7 +30,7 @@ def _lab(server, repo=None, metrics_up: bool = True, mode: bool = True) -> Simpl
     lab = SimpleNamespace(endpoint=endpoint, repo=repo, server=None, backend="remote", embedded=False,
                           status=lambda: fetch_status(endpoint), metrics=poller)
     if mode:
-        lab.control_mode = detect(endpoint, repo, environ={})
+        lab.server_facts().control = detect(endpoint, repo, environ={})
     return lab
 
 

@@ -90,7 +90,7 @@ def test_beyond_loopback_only_the_operator_token_may_change_things(ui_env, monke
 def test_demo_page_shows_the_operators_live_lab_with_no_control(lab_with_traffic):
     lab = lab_with_traffic
     wait_until(lambda: lab.measure("gpu_sim", time.time() - 5, time.time()).samples() > 10, 30, "answers")
-    lab.markers.add("gpu_sim", "apply", "delay 500→2000 (a change the audience should see)")
+    lab.mark("gpu_sim", "apply", "delay 500→2000 (a change the audience should see)")
     at = open_page("lab_pages/demo.py")
     controls = [*at.button, *at.text_input, *at.number_input, *at.slider, *at.select_slider, *at.selectbox,
                 *at.radio, *at.checkbox, *at.toggle, *at.multiselect, *at.text_area]

@@ -13,7 +13,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.experiments.store.database import DONE, Experiment, Study
+from app.store.database import DONE, Experiment, Study
 from app.paths import ROOT
 from app.scenarios.catalog import SCENARIOS
 from app.ui.panels.scenario_panel import HELD, NOT_HELD
@@ -53,14 +53,14 @@ def test_a_stored_verdict_shows_icons_text_at_precision_and_the_presenter_script
                "= 2.04", "margin": "≥ 1.5", "ok": True},
               {"claim": "instances × batch size ≈ the requests in flight", "measured": "4 × 3.90 ÷ 16 = 0.97",
                "margin": "≥ 0.5 and ≤ 1.5", "ok": False}]
-    sid = lab.experiments.add_study(Study("scenario", scenario.title, scenario.model, {"scenario": scenario.name},
+    sid = lab.add_study(Study("scenario", scenario.title, scenario.model, {"scenario": scenario.name},
                                           time.time()))
     try:
         for name, batch in zip(names, (7.9512, 3.90123)):
-            lab.experiments.add(Experiment(f"{scenario.title}: {name}", scenario.model, "", client={"all": {
+            lab.add_run(Experiment(f"{scenario.title}: {name}", scenario.model, "", client={"all": {
                 "throughput_rps": 812.4567, "p50_ms": 44.9596, "p99_ms": None}}, server={"avg_batch": batch},
                 kind="phase", study_id=sid, point=name, outcome={}))
-        lab.experiments.update_study(sid, status=DONE, result={"passed": False, "checks": checks},
+        lab.update_study(sid, status=DONE, result={"passed": False, "checks": checks},
                                      note="the starting config serves again")
         page = next(p for p in PAGES if p.stem == PAGE[scenario.page])
         at = AppTest.from_file(str(page), default_timeout=RUN_TIMEOUT_S).run()  # a failed claim is an st.error
@@ -78,7 +78,7 @@ def test_a_stored_verdict_shows_icons_text_at_precision_and_the_presenter_script
         assert any(m.startswith("**Before you press Run:**") for m in lines), "no presenter script"
         assert f"Presenter: {scenario.script.after_not}" in texts(at.caption), texts(at.caption)
     finally:
-        lab.experiments.delete_study(sid)
+        lab.delete_study(sid)
 
 
 def ended(store) -> tuple[str, float, int] | None:

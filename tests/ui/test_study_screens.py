@@ -9,8 +9,8 @@ import os
 import pytest
 
 from app.experiments.report.html_report import ab_report, sweep_report
-from app.experiments.store.stored import read_sweep
-from app.experiments.store.database import ExperimentStore
+from app.experiments.stored import read_sweep
+from app.store.database import ExperimentStore
 from app.experiments.sweep.sweeper import with_repeats
 from app.paths import ROOT
 from tests.experiments import samples

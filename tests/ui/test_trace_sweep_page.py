@@ -8,7 +8,7 @@ import time
 from streamlit.testing.v1 import AppTest
 
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import DONE, Experiment, Study
+from app.store.database import DONE, Experiment, Study
 from app.experiments.trace.judge import TraceScore
 from app.experiments.trace.play import TraceLoad
 from app.experiments.trace.trace_sweep import KIND, RUN, TraceSweepPlan
@@ -26,14 +26,14 @@ def _score(instances: int, over: int, goodput: float) -> TraceScore:
 
 
 def test_a_stored_trace_sweep_shows_its_recommendation_and_offers_its_report(lab):
-    store = lab.experiments
+    store = lab
     plan = TraceSweepPlan(MODEL, TraceLoad("flash_crowd", compress=36.0), sla_ms=50.0, instances=(1, 2))
     sid = store.add_study(Study(KIND, "made-up trace sweep", MODEL, {"plan": plan.to_dict()}, time.time() - 300,
                                 status=DONE))
     store.update_study(sid, status=DONE, note="2 configurations played")
     for n, over, goodput in ((1, 14, 190.0), (2, 0, 270.0)):
         choice = Choice(instances=n)
-        store.add(Experiment(f"{choice.label} on the trace", MODEL, f"# {n} instance(s)\n", 1.0, 2.0, kind=RUN,
+        store.add_run(Experiment(f"{choice.label} on the trace", MODEL, f"# {n} instance(s)\n", 1.0, 2.0, kind=RUN,
                              status=DONE, study_id=sid, point=choice.key, seed=1,
                              outcome={"score": _score(n, over, goodput).to_dict(), "note": "", "choice": choice.key}))
     at = AppTest.from_file(str(ROOT / "lab_pages/experiments.py"), default_timeout=RUN_TIMEOUT_S).run()

@@ -34,9 +34,9 @@ from app.experiments.ab.verdict_words import change_words, config_words, finding
 from app.experiments.ab.confidence import Difference, paired
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.experiments.meter import Meter, merged
-from app.experiments.store.database import DONE, RUNNING, Experiment, Study, owner_tag
-from app.experiments.study_lab import StudyLab
+from app.metrics.meter import Meter, merged
+from app.store.database import DONE, RUNNING, Experiment, Study, owner_tag
+from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TOLERANCE, TraceScore, TraceVerdict, allowed_over, judge, pooled
 from app.experiments.trace.play import play, score_of, served_instances
 from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
@@ -46,6 +46,7 @@ from loadgen.rate_trace.trace_load import is_trace, played_s
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
+from app.lab.jobs import FunctionJob
 
 CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected")
 SERVER_KEYS = ("queue_share", "queue_us", "compute_us", "avg_batch", "fail_rps")
@@ -289,7 +290,7 @@ def _value(figures: dict, key: str, cls: str):
 def run_ab(lab: StudyLab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
            progress: Callable[[Progress], None] | None = None, cancel: threading.Event | None = None) -> ABResult:
     """Run (or resume, given study_id) a comparison on the lab's server; return its result. Blocks."""
-    store = lab.experiments
+    store = lab
     started = time.monotonic()
     if study_id is None:
         if plan is None:
@@ -320,7 +321,7 @@ def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict
     """Return a comparison's stored trials that can be read: arm -> trial -> figures (and windows); a trial that
     cannot be read is left out (never raised), and what is wrong with it appended to problems when given."""
     out: dict[str, dict[int, dict]] = {}
-    for e in store.list(study_id=study_id):
+    for e in store.runs(study_id=study_id):
         if e.kind != "trial" or e.status != DONE:
             continue
         arm, _, trial = e.point.rpartition("#")
@@ -351,7 +352,7 @@ class _Trials(StudyDriver):
 
     def run(self) -> None:
         self.lab.stop_traffic("traffic stopped: an A/B comparison takes over")
-        with Meter(self.lab.load, self.lab.endpoint, self.plan.model, slas_of(self.spec)) as meter:
+        with self.lab.meter(self.plan.model, slas_of(self.spec)) as meter:
             for trial in range(self.plan.trials):
                 for arm in self.plan.order(trial):
                     if trial in self.trials.get(arm.name, {}):
@@ -367,19 +368,19 @@ class _Trials(StudyDriver):
         what = f"A/B trial {trial + 1} of {arm.name}"
         if self.plan.trace:
             windows = play(self, meter, self.spec, what)
-            trace = score_of(windows, self.spec, self.plan.sla_ms(), served_instances(self.lab.config.current(
+            trace = score_of(windows, self.spec, self.plan.sla_ms(), served_instances(self.lab.served_config(
                 self.plan.model))).to_dict()
         else:
             windows, trace = self.run_fixed(meter, self.spec, self.plan.warmup_s, self.plan.trial_s, what), None
         whole = merged(windows)
         figures = whole.figures()
         exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model,
-                         self.lab.config.current_text(self.plan.model), whole.t0, whole.t1, spec_to_dict(self.spec),
+                         self.lab.served_text(self.plan.model), whole.t0, whole.t1, spec_to_dict(self.spec),
                          figures["client"], figures["server"],
                          kind="trial", study_id=self.study_id, point=f"{arm.name}#{trial}", seed=self.spec.seed,
                          windows=[w.to_dict() for w in windows],
                          outcome={"arm": arm.name, "trial": trial, **({"score": trace} if trace else {})})
-        exp_id = self.lab.experiments.add(exp)
+        exp_id = self.lab.add_run(exp)
         self.trials.setdefault(arm.name, {})[trial] = {**figures, "windows": exp.windows, "id": exp_id,
                                                        **({"trace": trace} if trace else {})}
         self.ran += 1
@@ -400,3 +401,15 @@ class _Trials(StudyDriver):
     def report(self, final: bool = False) -> None:
         self.publish(self.state, self.ran, final)
 
+
+def ab_job(lab: StudyLab, plan: ABPlan, label: str = "") -> FunctionJob:
+    """Return the job of a new comparison, for lab.start_job (ValueError for a label too long)."""
+    check_label(label, "the comparison's label")
+    return FunctionJob("ab", label or " vs ".join(a.name for a in plan.arms), lambda progress, cancel: run_ab(
+        lab, plan, label=label, progress=progress, cancel=cancel))
+
+
+def resumed_ab_job(lab: StudyLab, study_id: int) -> FunctionJob:
+    """Return the job that resumes a stopped comparison: only the trials it has not run yet."""
+    return FunctionJob("ab", f"comparison {study_id} (resumed)", lambda progress, cancel: run_ab(
+        lab, study_id=study_id, progress=progress, cancel=cancel))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.config.errors import ConfigError
 from app.config.model_config import parse_config
-from app.experiments.study_lab import StudyLab
+from app.lab.ports import StudyLab
 from app.config.batching_fit import KIND_PARAMETER
 from app.paths import ROOT
 
@@ -28,7 +28,7 @@ def environment(lab: StudyLab, model: str) -> dict:
     status = lab.status()
     return {
         "server_version": status.version or "unknown",
-        "server": "embedded tritonserver" if lab.embedded else f"remote {lab.endpoint.http_url}",
+        "server": "embedded tritonserver" if lab.server_facts().embedded else f"remote {lab.server_facts().endpoint.http_url}",
         "model": model,
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
@@ -133,7 +133,7 @@ def _memory_gib() -> float | None:
 
 
 def _gpus(lab, model: str) -> str:
-    latest = lab.metrics.snapshot(model, window_s=30).latest or {}
+    latest = lab.server_view(model, window_s=30).latest or {}
     total = latest.get("gpu_mem_total_bytes")
     return "none reported by the server" if total is None else f"GPU memory {total / 2**30:,.1f} GiB in all"
 

@@ -13,9 +13,9 @@ import math
 import re
 import shlex
 
-from app.experiments.meter import MeasuredWindow
+from app.metrics.meter import MeasuredWindow
 from app.experiments.sweep.space import CONCURRENCY, RATE
-from app.experiments.store.database import Experiment
+from app.store.database import Experiment
 from app.experiments.sweep.sweeper import Point
 from app.metrics.catalog import CLIENT_METRICS, SERVER_METRICS
 from loadgen.stats import ALL

@@ -24,7 +24,7 @@ from app.experiments.report.environment import simulated
 from app.experiments.report.export import perf_analyzer_command, shell_line
 from app.experiments.sweep.recommend import recommendation_text
 from app.experiments.sweep.space import SearchSpace
-from app.experiments.store.database import DONE, FAILED, Study
+from app.store.database import DONE, FAILED, Study
 from app.experiments.sweep.sweeper import Point, operating_point
 from app.metrics.catalog import fmt, label
 from loadgen.behind import sent_behind

@@ -15,9 +15,9 @@ import textwrap
 import altair as alt
 
 from app.experiments.ab.comparison import HEADLINE, ABResult
-from app.experiments.meter import MeasuredWindow
+from app.metrics.meter import MeasuredWindow
 from app.experiments.sweep.space import CONCURRENCY, SearchSpace
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from app.experiments.sweep.sweeper import Point, operating_point, pareto
 from app.metrics.catalog import label, shown
 from loadgen.stats import ALL

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from app.experiments.sweep.space import Choice
-from app.experiments.store.database import DONE
+from app.store.database import DONE
 from app.timeline.figures import Figures
 from loadgen.behind import behind_here, behind_in
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from app.experiments.meter import MeasuredWindow, merged
-from app.experiments.store.database import DONE
+from app.metrics.meter import MeasuredWindow, merged
+from app.store.database import DONE
 from app.metrics.catalog import fmt
 from loadgen.stats import ALL
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from app.experiments.sweep.points import Point
 from app.experiments.sweep.space import CONCURRENCY, SearchSpace
-from app.experiments.store.database import FAILED
+from app.store.database import FAILED
 
 BOUND_MARGIN = 1.10  # an upper bound must fall this far below the best before a configuration is dropped
 

@@ -32,19 +32,21 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.experiments.meter import MeasuredWindow, Meter, merged, steady
+from app.metrics.meter import MeasuredWindow, Meter, merged, steady
 from app.experiments.sweep.points import Point, point_key
 from app.experiments.sweep.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
 from app.experiments.sweep.space import CONCURRENCY, Choice, SearchSpace
-from app.experiments.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
-from app.experiments.study_lab import StudyLab
+from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
+from app.lab.ports import StudyLab
 from app.metrics.catalog import MIN_SAMPLES
 from loadgen.behind import sent_behind
 from loadgen.limits import check_finite
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import slas_of
+from app.lab.jobs import FunctionJob
+from app.text_limits import check_label
 
 REPEAT = "repeat"  # the stored kind of a point's re-measurement (its first measurement is a 'point')
 DRAIN_LIMIT_S = 30.0  # the longest a point waits for the queue an earlier point left behind
@@ -130,7 +132,7 @@ def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "
               study_id: int | None = None, progress: Callable[[SweepProgress], None] | None = None,
               cancel: threading.Event | None = None) -> SweepResult:
     """Run (or resume, given study_id) a sweep on the lab's server; return its result. Blocks."""
-    store = lab.experiments
+    store = lab
     started = time.monotonic()
     if study_id is None:
         if space is None:
@@ -174,7 +176,7 @@ def load_points(store, study_id: int, problems: list[str] | None = None) -> list
     """Return a study's stored points that can be read, in the order they were measured; a point that cannot be
     read is left out (never raised), and what is wrong with it appended to problems when given."""
     out = []
-    for e in store.list(study_id=study_id):
+    for e in store.runs(study_id=study_id):
         if e.kind != "point" or e.status not in (DONE, FAILED):
             continue
         try:
@@ -215,7 +217,7 @@ def load_repeats(store, study_id: int, problems: list[str] | None = None) -> dic
     """Return a study's stored re-measurements by point key, in the order they were measured; one that cannot be
     read is left out (never raised), what is wrong with it appended to problems when given."""
     out: dict[str, list[Point]] = {}
-    for e in store.list(study_id=study_id):
+    for e in store.runs(study_id=study_id):
         if e.kind != REPEAT or e.status != DONE:
             continue
         try:
@@ -262,7 +264,7 @@ class _Sweeper(StudyDriver):
     def run(self) -> None:
         choices = self.space.configurations(self.base)  # one per config served: never the same one twice
         self.lab.stop_traffic("traffic stopped: a sweep takes over")
-        self.meter = Meter(self.lab.load, self.lab.endpoint, self.model,
+        self.meter = self.lab.meter(self.model,
                            slas_of(traffic_spec(self.space, self.space.loads[0], self.options.seed)))
         try:
             for i, choice in enumerate(choices):
@@ -345,7 +347,7 @@ class _Sweeper(StudyDriver):
         note = "" if settled else (f"never settled: the last window still moved p99/throughput by "
                                    f"{change:.0%} (limit {self.options.tolerance:.0%}) after {len(windows)} windows")
         point = Point(choice, load, DONE, settled, change, whole.figures(), [w.to_dict() for w in windows], note,
-                      self.lab.config.current_text(self.model), t0=whole.t0, t1=whole.t1)
+                      self.lab.served_text(self.model), t0=whole.t0, t1=whole.t1)
         return self._keep(point, whole, repeat)
 
     def _drained(self, load: float) -> bool:
@@ -386,7 +388,7 @@ class _Sweeper(StudyDriver):
         return None
 
     def _drive(self, load: float) -> None:
-        if not self.lab.load.running:
+        if not self.lab.traffic().running:
             self.start_traffic(traffic_spec(self.space, load, self.options.seed))
             self.load_now = load
         elif self.load_now != load:
@@ -401,7 +403,7 @@ class _Sweeper(StudyDriver):
         again = f" (measurement {repeat + 1})" if repeat else ""
         exp = Experiment(
             f"{point.choice.label} @ {self._load_text(point.load)}{again}", self.model,
-            point.config_text or self.lab.config.current_text(self.model), point.t0, point.t1,
+            point.config_text or self.lab.served_text(self.model), point.t0, point.t1,
             spec_to_dict(traffic_spec(self.space, point.load, self.options.seed)), figures.get("client", {}),
             figures.get("server", {}), kind=REPEAT if repeat else "point", status=point.status,
             study_id=self.study_id, point=point.key, seed=self.options.seed, windows=point.windows,
@@ -409,7 +411,7 @@ class _Sweeper(StudyDriver):
                      "note": point.note, "load": point.load, "load_kind": self.space.load_kind,
                      "choice": point.choice.key, "repeat": repeat},
         )
-        point.id = self.lab.experiments.add(exp)
+        point.id = self.lab.add_run(exp)
         if repeat:
             self.repeats.setdefault(point.key, []).append(point)
             self.repeats_left = max(0, (self.repeats_left or 1) - 1)
@@ -454,3 +456,16 @@ class _Sweeper(StudyDriver):
 
     def _load_text(self, load: float) -> str:
         return f"concurrency {load:g}" if self.space.load_kind == CONCURRENCY else f"{load:g} req/s"
+
+
+def sweep_job(lab: StudyLab, space: SearchSpace, label: str = "", options: SweepOptions | None = None) -> FunctionJob:
+    """Return the job of a new sweep, for lab.start_job (ValueError for a label too long)."""
+    check_label(label, "the sweep's label")
+    return FunctionJob("sweep", label or f"sweep of {space.model}", lambda progress, cancel: run_sweep(
+        lab, space, label=label, options=options, progress=progress, cancel=cancel))
+
+
+def resumed_sweep_job(lab: StudyLab, study_id: int) -> FunctionJob:
+    """Return the job that resumes a stopped sweep: only the points it has not measured yet."""
+    return FunctionJob("sweep", f"sweep {study_id} (resumed)", lambda progress, cancel: run_sweep(
+        lab, study_id=study_id, progress=progress, cancel=cancel))

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from app.config.model_config import ModelConfig
 from app.config.read import settings_of
-from app.experiments.meter import MeasuredWindow, Meter, merged
+from app.metrics.meter import MeasuredWindow, Meter, merged
 from app.experiments.trace.judge import TraceScore, score
 from loadgen.behind import behind_in
 from loadgen.rate_trace.trace_load import PROCESS_MODES, played_s, trace_load
@@ -81,11 +81,11 @@ def play(driver, meter: Meter, spec: LoadSpec, what: str) -> list[MeasuredWindow
     t0 = driver.start_traffic(spec)
     end_played, give_up = t0 + played, t0 + played + spec.drain_s + TAIL_S
     windows, k = [], 1
-    load = driver.lab.load
     while True:
         until = t0 + k
-        if until > end_played + 1e-6 and (not load.running or until > give_up):
-            if load.running:  # in flight past the drain and the tail: stop it (its requests end cancelled)
+        running = driver.lab.traffic().running
+        if until > end_played + 1e-6 and (not running or until > give_up):
+            if running:  # in flight past the drain and the tail: stop it (its requests end cancelled)
                 driver.lab.stop_traffic(f"traffic stop: {what}: requests still in flight past the drain")
             window, edge = driver.next_window(meter, edge, edge.t, lab_traffic=False)  # every answer is in now
             if windows and window.seconds < 0.5:  # a sliver: part of the second before it

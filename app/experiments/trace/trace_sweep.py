@@ -19,16 +19,17 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.experiments.meter import Meter, merged
+from app.metrics.meter import Meter, merged
 from app.experiments.sweep.space import RATE, Choice, SearchSpace
-from app.experiments.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
-from app.experiments.study_lab import StudyLab
+from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
+from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TOLERANCE, TraceScore, TraceVerdict, allowed_over, judge, score_words
 from app.experiments.trace.play import TraceLoad, play, score_of, served_instances
 from app.text_limits import check_label, fit
 from loadgen.limits import check
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import slas_of
+from app.lab.jobs import FunctionJob
 
 KIND = "trace_sweep"  # the study's kind
 RUN = "trace_run"  # the kind of each configuration's stored run
@@ -134,7 +135,7 @@ def run_trace_sweep(lab: StudyLab, plan: TraceSweepPlan | None = None, *, label:
                     progress: Callable[[TraceSweepProgress], None] | None = None,
                     cancel: threading.Event | None = None) -> TraceSweepResult:
     """Run (or resume, given study_id) a trace-judged sweep on the lab's server; return its result. Blocks."""
-    store = lab.experiments
+    store = lab
     started = time.monotonic()
     if study_id is None:
         if plan is None:
@@ -167,7 +168,7 @@ def load_runs(store, study_id: int, problems: list[str] | None = None) -> list[T
     """Return a trace-judged sweep's stored configurations that can be read, in the order played; one that cannot is
     left out (never raised), what is wrong with it appended to problems when given."""
     out = []
-    for e in store.list(study_id=study_id):
+    for e in store.runs(study_id=study_id):
         if e.kind != RUN or e.status not in (DONE, FAILED):
             continue
         try:
@@ -206,7 +207,7 @@ class _TraceSweeper(StudyDriver):
     def run(self) -> None:
         choices = self.plan.space().configurations(self.base)
         self.lab.stop_traffic("traffic stopped: a trace-judged sweep takes over")
-        with Meter(self.lab.load, self.lab.endpoint, self.model, slas_of(self.spec)) as meter:
+        with self.lab.meter(self.model, slas_of(self.spec)) as meter:
             for choice in choices:
                 if choice.key in self.done:
                     continue
@@ -228,21 +229,21 @@ class _TraceSweeper(StudyDriver):
             self._keep(TraceRun(choice, FAILED, note=f"could not be applied: {exc}"), None, [])
             return
         windows = play(self, meter, self.spec, f"trace sweep: {choice.label}")
-        served = served_instances(self.lab.config.current(self.model))
+        served = served_instances(self.lab.served_config(self.model))
         run_score = score_of(windows, self.spec, self.plan.sla_ms, served)
         note = "" if run_score.behind is None else f"the load generator fell behind ({run_score.behind:.0%} sent late)"
-        self._keep(TraceRun(choice, DONE, run_score, note, self.lab.config.current_text(self.model)), windows)
+        self._keep(TraceRun(choice, DONE, run_score, note, self.lab.served_text(self.model)), windows)
 
     def _keep(self, run: TraceRun, windows: list) -> None:
         whole = merged(windows).figures() if windows else {"client": {}, "server": {}}
         t0, t1 = (windows[0].t0, windows[-1].t1) if windows else (None, None)
         exp = Experiment(
             f"{run.choice.label} on {self.plan.load.describe()}", self.model,
-            run.config_text or self.lab.config.current_text(self.model), t0, t1, spec_to_dict(self.spec),
+            run.config_text or self.lab.served_text(self.model), t0, t1, spec_to_dict(self.spec),
             whole["client"], whole["server"], kind=RUN, status=run.status, study_id=self.study_id,
             point=run.choice.key, seed=self.plan.seed, windows=[w.to_dict() for w in windows or []],
             outcome={"score": run.score.to_dict() if run.score else None, "note": run.note, "choice": run.choice.key})
-        run.id = self.lab.experiments.add(exp)
+        run.id = self.lab.add_run(exp)
         self.played.append(run)
         self.state.done += 1
         self.state.runs = self.runs()
@@ -255,3 +256,16 @@ class _TraceSweeper(StudyDriver):
 
     def report(self, final: bool = False) -> None:
         self.publish(self.state, len(self.played), final)
+
+
+def trace_sweep_job(lab: StudyLab, plan: TraceSweepPlan, label: str = "") -> FunctionJob:
+    """Return the job of a new trace-judged sweep, for lab.start_job (ValueError for a label too long)."""
+    check_label(label, "the sweep's label")
+    return FunctionJob(KIND, label or f"{plan.model} on {plan.load.describe()}", lambda progress, cancel:
+                       run_trace_sweep(lab, plan, label=label, progress=progress, cancel=cancel))
+
+
+def resumed_trace_sweep_job(lab: StudyLab, study_id: int) -> FunctionJob:
+    """Return the job that resumes a stopped trace-judged sweep: only the configurations it has not played yet."""
+    return FunctionJob(KIND, f"trace-judged sweep {study_id} (resumed)", lambda progress, cancel: run_trace_sweep(
+        lab, study_id=study_id, progress=progress, cancel=cancel))

@@ -19,7 +19,7 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
         return
     with box:
         show_outcome(f"{key}:raw:result")
-        if lab.config.file_text(model) is None and lab.config.repo is not None:
+        if lab.file_text(model) is None and lab.server_facts().repository is not None:
             st.caption(f"`{model}` has no config.pbtxt: below is the config Triton auto-completed and serves. "
                        "Applying an edit writes it as the model's config.pbtxt.")
         if (too_large := config_size_problem(text)) is not None:  # the text area would cut it: edit it elsewhere
@@ -39,7 +39,7 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
                      "past it was cut off; it is not applied. Edit the file itself.")
             return
         try:
-            config, diff, changes = lab.config.text_preview(model, edited)
+            config, diff, changes = lab.preview_text(model, edited)
         except ConfigParseError as exc:
             where = f"line {exc.line}, column {exc.column}: " if exc.line else ""
             st.error(f"Syntax error — {where}{exc}")
@@ -48,7 +48,7 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
             st.error(str(exc))
             return
         try:
-            found = problems(config, lab.config.caps())
+            found = problems(config, lab.server_caps())
         except ConfigError as exc:
             st.error(str(exc))
             return
@@ -59,7 +59,7 @@ def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
         if changes:
             st.warning("This changes the model's contract with its clients:\n\n" + "\n".join(f"- {c}" for c in changes))
             confirm = st.checkbox("I accept the contract change", key=f"{key}:{model}:raw:confirm:{version}")
-        cannot = lab.config.apply_blocked()
+        cannot = lab.apply_blocked()
         if st.button("Apply the edited config", type="primary",
                      disabled=bool(found) or not diff or (bool(changes) and not confirm) or bool(cannot),
                      key=f"{key}:{model}:raw:apply", help=cannot):

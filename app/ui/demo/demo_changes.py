@@ -29,7 +29,7 @@ _lock = threading.Lock()
 def marker_said(lab, marker: Marker) -> Said:
     """Return what a marker means in a sentence (a person's own words, e.g. a note, come back as typed: the page
     escapes every sentence it shows)."""
-    key = (id(lab.markers), marker.id, marker.end, marker.ok)
+    key = (id(lab), marker.id, marker.end, marker.ok)
     with _lock:
         if key in _said:
             return _said[key]
@@ -81,15 +81,14 @@ def _change(lab, marker: Marker) -> Said | None:
     """Return the sentence of the settings a config marker moved, from the config history (None when the two
     versions cannot be found or read)."""
     try:
-        versions = lab.config.history(marker.model)
+        versions = lab.versions(marker.model)
         end = marker.end if marker.end is not None else marker.t
         inside = [i for i, v in enumerate(versions) if marker.t - SLACK_S <= v.created_at <= end + SLACK_S]
         if not inside or inside[-1] == 0:
             return None
         new, old = versions[inside[-1]], versions[inside[-1] - 1]
-        store = lab.config.history_store
-        before = settings_of(parse_config(store.text(marker.model, old.id)))
-        after = settings_of(parse_config(store.text(marker.model, new.id)))
+        before = settings_of(parse_config(lab.version_text(marker.model, old.id)))
+        after = settings_of(parse_config(lab.version_text(marker.model, new.id)))
     except Exception:  # noqa: BLE001 - a history that cannot be read: the change is said without its detail
         log.debug("the settings of marker %s could not be read", marker.id, exc_info=True)
         return None

@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.ui.demo.demo_screen import CHART_S, Screen, screen
 from app.ui.demo.demo_story import Story
 from app.ui.demo.demo_words import Said, Tile
@@ -36,15 +36,15 @@ h1 {font-size: 1.7rem !important; padding: 0 0 0.2rem 0 !important;}
 </style>"""
 
 
-def demo_page(lab: Lab) -> None:
+def demo_page(lab: LabPort) -> None:
     """Draw /demo: the title, then the screen (which redraws itself every REFRESH_S)."""
     st.html(CSS)
-    st.title("Triton Batching Lab — live")
+    st.title("Triton Batching LabPort — live")
     _screen(lab)
 
 
 @st.fragment(run_every=REFRESH_S)
-def _screen(lab: Lab) -> None:
+def _screen(lab: LabPort) -> None:
     register_viewer()
     shown = screen(lab)  # complete before anything is drawn; shared by every viewer in the same second
     f = shown.frame
@@ -147,7 +147,7 @@ def _below(shown: Screen) -> None:
         _said(said, f"{_clock(marker.t)} — ")
 
 
-def _report(lab: Lab, study_id: int) -> None:
+def _report(lab: LabPort, study_id: int) -> None:
     from app.ui.demo.demo_story import report_html  # noqa: PLC0415
 
     try:

@@ -48,7 +48,7 @@ def screen(lab, now: float | None = None) -> Screen:
     """Return the screen of now (shared per tick by every viewer showing the same choice)."""
     now = time.time() if now is None else now
     choice = presenter.current()
-    key = ("demo-screen", choice, *state_key(lab), lab.jobs.running, getattr(lab.jobs.state, "progress", None) is not None)
+    key = ("demo-screen", choice, *state_key(lab), lab.job_running(), getattr(lab.job(), "progress", None) is not None)
     return cache_of(lab).get(key, now, lambda: _build(lab, choice, now))
 
 
@@ -60,14 +60,14 @@ def _build(lab, choice, now: float) -> Screen:
     said = None
     if f.tile.server.get("infer_count", 0) >= 10 or f.tile.samples() >= 10:  # a smoke request is not traffic
         try:
-            said = state_sentence(diagnose_figures(f.tile, settings_of(lab.config.current(model))))
+            said = state_sentence(diagnose_figures(f.tile, settings_of(lab.served_config(model))))
         except Exception:  # noqa: BLE001 - the sentence is a caption, never a broken screen
             log.debug("no state sentence for %s", model, exc_info=True)
     if said is None and not f.running and story is None:
         said = Said("no traffic is running.")
     changes = [m for m in f.markers if m.kind != "traffic"] or f.markers
     latest = (changes[-1], marker_said(lab, changes[-1])) if changes and story is None else None
-    snap = lab.load.snapshot(window_s=0)
+    snap = lab.traffic_snapshot(window_s=0)
     return Screen(story, shown.report_id, model, f, said, latest, tiles(f.tile), detail_tiles(f.tile),
                   window_words(f.tile), traffic_words(snap.spec) if snap.spec is not None else "", snap.running,
                   snap.started_at, [(m, marker_said(lab, m)) for m in f.markers[-CHANGES_SHOWN:][::-1]])
@@ -77,7 +77,7 @@ def _model(lab, story: Story | None) -> str:
     """Return the model /demo follows: the story's, else the traffic's, else the first the server serves."""
     if story is not None and story.model:
         return story.model
-    spec = lab.load.spec
+    spec = lab.traffic().spec
     if spec is not None:
         return spec.model
     ready = sorted(m.name for m in lab.status().models if m.state == "READY")

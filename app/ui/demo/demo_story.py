@@ -1,7 +1,7 @@
 """The story /demo tells while a study runs: its claim, the phase under way with progress, each phase's narration,
 then the verdict in plain sentences — for a guided scenario, a sweep or an A/B comparison, running or stored.
 
-Built from the lab's one job (app.experiments.jobs.JobState) and the experiment store; no Streamlit here
+Built from the lab's one job (app.lab.jobs.JobState) and the experiment store; no Streamlit here
 (app.ui.demo.demo_layout draws a Story). Every text a person typed (a study's label, an arm's name) is kept as
 typed: the page escapes whatever it shows.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from app.experiments.ab.comparison import ABResult
 from app.experiments.sweep.recommend import operating_point
 from app.experiments.sweep.space import CONCURRENCY
-from app.experiments.store.database import DONE, RUNNING, Study
-from app.experiments.store.stored import read_ab, read_sweep
+from app.store.database import DONE, RUNNING, Study
+from app.experiments.stored import read_ab, read_sweep
 from app.ui.demo.demo_words import CheckWords, check_words, figure, tidy
 
 log = logging.getLogger(__name__)
@@ -67,14 +67,14 @@ class Story:
 
 def job_story(lab) -> Story | None:
     """Return the story of the lab's current (or last) job, None when there has been none this process."""
-    state = lab.jobs.state
+    state = lab.job()
     if state is None:
         return None
-    running = lab.jobs.running
+    running = lab.job_running()
     study = None
     if state.study_id is not None:
         try:
-            study = lab.experiments.study(state.study_id)
+            study = lab.study(state.study_id)
         except Exception:  # noqa: BLE001 - not stored yet, or deleted: the job's own state still tells
             study = None
     if study is None:
@@ -154,7 +154,7 @@ def _checks(checks: list[dict]) -> Verdict:
 
 # --- sweeps ------------------------------------------------------------------------------------------------------
 def _sweep(lab, study: Study, progress, running: bool) -> Story:
-    record = read_sweep(lab.experiments, study)
+    record = read_sweep(lab, study)
     space = record.space
     budget = f"{space.p99_budget_ms:g} ms" if space is not None else "its budget"
     claim = f"Which configuration answers the most requests on time, with 99 % of answers within {budget}?"
@@ -177,7 +177,7 @@ def _sweep(lab, study: Study, progress, running: bool) -> Story:
 
 # --- A/B comparisons ---------------------------------------------------------------------------------------------
 def _ab(lab, study: Study, progress, running: bool) -> Story:
-    record = read_ab(lab.experiments, study)
+    record = read_ab(lab, study)
     plan = record.plan
     fields = _progress_fields(progress, 0)
     if plan is None:
@@ -211,7 +211,7 @@ class Stored:
 def finished_studies(lab, limit: int = 20) -> list[Stored]:
     """Return the newest finished studies (scenario, sweep, A/B), newest first."""
     out = []
-    for study in lab.experiments.studies():
+    for study in lab.studies():
         if study.status == RUNNING or study.kind not in KINDS or study.broken:
             continue
         out.append(Stored(study.id, study.kind, study.label, study.ended_at or study.created_at,
@@ -223,14 +223,14 @@ def finished_studies(lab, limit: int = 20) -> list[Stored]:
 
 def report_html(lab, study_id: int) -> str | None:
     """Return the self-contained HTML report of a stored sweep or comparison (None for anything else)."""
-    from app.experiments.report import html_report as report# noqa: PLC0415 - Altair to SVG: only when a report is asked for
+    from app.experiments.report import html_report as report  # noqa: PLC0415 - Altair to SVG: only when a report is asked for
 
-    study = lab.experiments.study(study_id)
+    study = lab.study(study_id)
     if study.kind == "sweep":
-        record = read_sweep(lab.experiments, study)
+        record = read_sweep(lab, study)
         return None if record.space is None else report.sweep_report(study, record.points, record.space)
     if study.kind == "ab":
-        record = read_ab(lab.experiments, study)
+        record = read_ab(lab, study)
         if record.plan is None:
             return None
         return report.ab_report(study, ABResult(study.id, record.plan, record.trials, study.status, study.note))

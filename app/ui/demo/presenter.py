@@ -85,16 +85,16 @@ def what_to_show(lab, choice: Choice, now: float | None = None) -> Shown:
         return Shown(None)
     if choice.kind in (STUDY, REPORT):
         try:
-            study = lab.experiments.study(choice.study_id)
+            study = lab.study(choice.study_id)
         except Exception:  # noqa: BLE001 - deleted meanwhile: back to the lab
             return Shown(None)
         return Shown(study_story(lab, study), choice.study_id if choice.kind == REPORT else None)
-    if lab.jobs.running:
+    if lab.job_running():
         return Shown(job_story(lab))
-    state = lab.jobs.state
+    state = lab.job()
     if state is None or state.finished is None or now - state.finished > VERDICT_KEEP_S:
         return Shown(None)
-    later = [m for m in lab.markers.list(None, state.finished + 2.0) if m.kind in CHANGE_KINDS
+    later = [m for m in lab.markers(None, state.finished + 2.0) if m.kind in CHANGE_KINDS
              and m.t > state.finished + 2.0]  # a study's own last change lands before it finishes
     return Shown(None if later else job_story(lab))
 

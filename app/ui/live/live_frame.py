@@ -107,7 +107,7 @@ def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | No
 
 def state_key(lab) -> tuple:
     """What makes a frame of this tick stale when it changes: a run started or stopped, a marker added or closed."""
-    return lab.load.running, lab.load.runs, lab.markers.version
+    return lab.traffic().running, lab.traffic().runs, lab.timeline_version()
 
 
 def trace_line(spec, started_at: float | None, since: float, now: float) -> list[tuple[float, float]]:
@@ -124,12 +124,12 @@ def trace_line(spec, started_at: float | None, since: float, now: float) -> list
 def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool,
            audience: bool = False) -> LiveFrame:
     since = now - window_s
-    msnap = lab.metrics.snapshot(model=model, window_s=window_s, now=now)
-    lsnap = lab.load.snapshot(window_s=window_s + (time.time() - now))
+    msnap = lab.server_view(model=model, window_s=window_s, now=now)
+    lsnap = lab.traffic_snapshot(window_s=window_s + (time.time() - now))
     targets = tuple(sorted(load_targets(lsnap.spec)))
     targeted = model in targets
     lrows = [r for r in lsnap.timeline if since <= r["t"] <= now and model in r.get("models", ())]  # earlier runs too
-    markers = [m for m in lab.markers.list(model, since) if m.t <= now]
+    markers = [m for m in lab.markers(model, since) if m.t <= now]
     mrows = msnap.timeline
     sla = min((c.sla_ms for c in lsnap.spec.classes), default=None) if targeted and lsnap.spec else None
     idle = charts.WAITING if lsnap.running and targeted else charts.IDLE

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app.timeline.figures import IMPACT_KEYS, Figures
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import MIN_SAMPLES, fmt, label, metric
 from app.ui.access import guarded
 from app.ui.traffic.failures import failing_alert
@@ -17,7 +17,7 @@ from loadgen.stats import ALL
 WINDOWS = {"1 min": 60, "3 min": 180, "10 min": 600, "15 min (all kept)": 900}
 
 
-def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls: bool = True) -> None:
+def live_view(lab: LabPort, model: str, key: str, per_class: bool = False, controls: bool = True) -> None:
     """Draw the live tiles and charts of one model; they redraw themselves (controls=False: demo, no widgets)."""
     window, paused_at = "3 min", None
     if controls:
@@ -27,7 +27,7 @@ def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls:
             paused_at = st.session_state.setdefault(f"{key}:paused_at", time.time())
         else:
             st.session_state.pop(f"{key}:paused_at", None)
-    busy = lab.load.running or any(m.band and m.end is None for m in lab.markers.list(model, time.time() - 60))
+    busy = lab.traffic().running or any(m.band and m.end is None for m in lab.markers(model, time.time() - 60))
     refresh = _live if busy and paused_at is None else _quiet  # nothing moving: redraw less often
     refresh(lab, model, WINDOWS[window], per_class, wide=not controls, paused_at=paused_at)
 
@@ -35,7 +35,7 @@ def live_view(lab: Lab, model: str, key: str, per_class: bool = False, controls:
 LIVE_S, QUIET_S = 2.0, 5.0  # refresh while traffic runs (or a reload is under way) / otherwise
 
 
-def _view(lab: Lab, model: str, window_s: int, per_class: bool, wide: bool = False,
+def _view(lab: LabPort, model: str, window_s: int, per_class: bool, wide: bool = False,
           paused_at: float | None = None) -> None:
     f = frame(lab, model, window_s, per_class, paused_at)  # computed once per tick for every session
     if paused_at:

@@ -18,7 +18,7 @@ from app.ui.traffic.traffic_panel import traffic_panel
 def served_config(lab, model: str):
     """Return the config the model serves (its inputs shape the traffic form), None when it cannot be read."""
     try:
-        return lab.config.current(model)
+        return lab.served_config(model)
     except Exception:  # noqa: BLE001 - the picker says why; the form then asks only for a data path
         return None
 

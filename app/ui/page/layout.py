@@ -12,7 +12,7 @@ from app.config.read import settings_of
 from app.config.settings import ModelSettings
 from app.experiments.report.environment import simulated
 from app.config.knobs import summarize_change
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.server.errors import ServerStartError
 from app.ui.configure.apply_outcome import run_apply, show_outcome
 from app.ui.configure.editor import raw_editor
@@ -22,8 +22,8 @@ from app.ui.text import redacted
 from app.ui.state import get_lab
 
 
-def lab_or_stop(prompt: bool = True) -> Lab:
-    """Return the shared Lab, or show why the server is not there and stop the page (prompt: the token field)."""
+def lab_or_stop(prompt: bool = True) -> LabPort:
+    """Return the shared LabPort, or show why the server is not there and stop the page (prompt: the token field)."""
     if prompt:
         token_prompt()
     try:
@@ -42,9 +42,9 @@ def lab_or_stop(prompt: bool = True) -> Lab:
 
 
 @st.fragment(run_every=3.0)
-def _server_banner(lab: Lab) -> None:
+def _server_banner(lab: LabPort) -> None:
     """Say that the server does not answer — and stop saying it once it does (it refreshes itself)."""
-    status = lab.metrics.snapshot(model=None, window_s=5)
+    status = lab.server_view(model=None, window_s=5)
     if not status.up and status.error != "waiting for the first scrape":
         error = status.error or "down"
         st.warning(f"Server not answering: {error if can_operate() else redacted(error)} — charts resume when it "
@@ -58,7 +58,7 @@ def header(title: str, concept: str, expanded: bool = False) -> None:
         st.markdown(concept)
 
 
-def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | None = None) -> str:
+def model_picker(lab: LabPort, preferred: str, key: str, allowed: tuple[str, ...] | None = None) -> str:
     """Select box of every model of the server, each with its state; a model that is not READY can be chosen to
     see why (Triton's reason) and to fix its config. Prefers `preferred`, else the first READY model."""
     status = lab.status()  # never raises
@@ -86,23 +86,23 @@ def model_picker(lab: Lab, preferred: str, key: str, allowed: tuple[str, ...] | 
     return model
 
 
-def simulated_model(lab: Lab, model: str) -> bool:
+def simulated_model(lab: LabPort, model: str) -> bool:
     """Return True for a model whose config says it is the lab's cost model (the same test the reports use)."""
     try:
-        return bool(simulated(lab.config.current_text(model)))
+        return bool(simulated(lab.served_text(model)))
     except Exception:  # noqa: BLE001 - a model that cannot be read is not labelled
         return False
 
 
-def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings, str], ModelSettings]) -> None:
+def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSettings, str], ModelSettings]) -> None:
     """Knobs pre-filled from the config the model serves, the diff of config.pbtxt, Apply and Undo, the raw editor."""
     allowed = access()
     if not allowed.operate:
         st.info(f"Read-only: {allowed.reason}.")
         return
     try:
-        text = lab.config.current_text(model)
-        current = lab.config.current(model)
+        text = lab.served_text(model)
+        current = lab.served_config(model)
         old = settings_of(current)
     except ConfigError as exc:
         st.error(str(exc))
@@ -113,7 +113,7 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
     if new != old:  # nothing moved: nothing to propose (never a diff made of layout or of Triton's defaults)
         try:
             proposed = set_settings(current, new)
-            plan = lab.config.plan(model, proposed)
+            plan = lab.plan(model, proposed)
         except ConfigError as exc:
             st.error(f"This change cannot be applied: {exc}")
     diff = plan.diff if plan is not None else ""
@@ -124,10 +124,10 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
                        "complete one — the config it serves now, with this change.")
         elif plan is not None and plan.canonical:
             st.caption("config.pbtxt could not be edited in place: Apply rewrites it in canonical form.")
-    for problem in lab.config.history_problems(model):
+    for problem in lab.history_problems(model):
         st.warning(f"The config history of `{model}` has a version that cannot be read and is skipped: {problem}")
-    blocked = lab.config.undo_blocked(model)
-    cannot = lab.config.apply_blocked()
+    blocked = lab.undo_blocked(model)
+    cannot = lab.apply_blocked()
     if cannot:
         st.info(f"Apply is off: {cannot}. Everything else on this page works.")
     c1, c2 = st.columns(2)
@@ -137,8 +137,9 @@ def config_panel(lab: Lab, model: str, key: str, knobs: Callable[[ModelSettings,
     if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None or bool(cannot),
                  help=blocked or "bring back the config that served before the last change"):
         run_apply(f"{key}:result", lambda confirm: lab.undo(model))
-    if lab.config.mode == "explicit" and lab.config.control.transport.name != "grpc":
-        st.caption(f"Applies reach this server over HTTP ({lab.config.control.transport.why}): Triton runs an HTTP "
+    route = lab.apply_route()
+    if route.mode == "explicit" and route.transport != "grpc":
+        st.caption(f"Applies reach this server over HTTP ({route.why}): Triton runs an HTTP "
                    "load on an HTTP worker thread, so HTTP traffic sharing that worker waits until the load ends.")
     show_outcome(f"{key}:result")
     raw_editor(lab, model, key, text, version)

@@ -12,39 +12,39 @@ from app.autopilot.forecast import LEAD_S, ForecastError, traffic_forecast
 from app.autopilot.job import KIND, PERIOD_S, WINDOW_S, AutopilotJob
 from app.config.read import settings_of
 from app.config.knobs import DELAYS_US, MAX_INSTANCES
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.ui.access import can_operate
 from app.ui.text import literal
 
 
-def autopilot_panel(lab: Lab, model: str, key: str) -> None:
+def autopilot_panel(lab: LabPort, model: str, key: str) -> None:
     """Show the autopilot's state for the model, and (operators) turn it on or off. Only a running autopilot's
     panel redraws on its own (every 2 s); off, it costs the page nothing between reruns."""
     st.subheader("Autopilot")
-    if _mine(lab, model) and lab.jobs.running:
+    if _mine(lab, model) and lab.job_running():
         _live(lab, model)
         return
     _panel(lab, model, key)
 
 
-def _mine(lab: Lab, model: str) -> bool:
-    state = lab.jobs.state
+def _mine(lab: LabPort, model: str) -> bool:
+    state = lab.job()
     return state is not None and state.kind == KIND and getattr(state.progress, "model", model) == model
 
 
 @st.fragment(run_every=2.0)
-def _live(lab: Lab, model: str) -> None:
-    if not lab.jobs.running:  # it stopped (itself, or from another session): the whole page shows how it ended
+def _live(lab: LabPort, model: str) -> None:
+    if not lab.job_running():  # it stopped (itself, or from another session): the whole page shows how it ended
         st.rerun(scope="app")
-    _running(lab, lab.jobs.state)
+    _running(lab, lab.job())
 
 
-def _panel(lab: Lab, model: str, key: str) -> None:
-    state = lab.jobs.state
+def _panel(lab: LabPort, model: str, key: str) -> None:
+    state = lab.job()
     mine = _mine(lab, model)
     if mine and state.finished is not None:
         _ended(state)
-    if lab.jobs.running:
+    if lab.job_running():
         st.caption(f"Off — the lab is running {literal(state.label)}; the autopilot can start when it ends.")
         return
     if not can_operate():
@@ -53,7 +53,7 @@ def _panel(lab: Lab, model: str, key: str) -> None:
     _form(lab, model, key)
 
 
-def _running(lab: Lab, state) -> None:
+def _running(lab: LabPort, state) -> None:
     progress = state.progress
     if progress is None:  # between the start and its study's creation
         st.warning("**AUTOPILOT STARTING** — it will change this model's config live.", icon="🛞")
@@ -69,7 +69,7 @@ def _running(lab: Lab, state) -> None:
     if progress.last is not None:
         st.caption(f"Latest ({progress.windows} windows judged): {literal(progress.last.reason)}")
     if can_operate() and st.button("Turn the autopilot off", key="autopilot:off", type="primary"):
-        lab.jobs.cancel(wait_s=5.0)
+        lab.cancel_job(wait_s=5.0)
         st.rerun(scope="app")
     _changes(progress.changes)
 
@@ -97,9 +97,9 @@ def _changes(changes: list) -> None:
                                 "why": d.reason} for d in changes]), hide_index=True, width="stretch")
 
 
-def _form(lab: Lab, model: str, key: str) -> None:
+def _form(lab: LabPort, model: str, key: str) -> None:
     try:
-        settings = settings_of(lab.config.current(model))
+        settings = settings_of(lab.served_config(model))
     except Exception as exc:  # noqa: BLE001 - the config panel says why; nothing to steer
         st.caption(f"Off — the model's config cannot be read: {literal(exc)}")
         return
@@ -125,7 +125,7 @@ def _form(lab: Lab, model: str, key: str) -> None:
                                     default=[d for d in DELAYS_US if current is not None and d <= max(current, 0)],
                                     help="Empty: the delay is left alone. Without dynamic batching only the "
                                          "instance count moves.")
-            trace = traffic_forecast(lab.load)
+            trace = traffic_forecast(lab.traffic)
             c7, c8 = st.columns(2)
             ahead = c7.checkbox(
                 "Add instances ahead of the trace the traffic plays", value=False, disabled=trace is None,
@@ -145,11 +145,11 @@ def _form(lab: Lab, model: str, key: str) -> None:
             try:
                 bounds = Bounds(float(sla), int(low), int(high), tuple(delays) if dyn is not None else (),
                                 float(dwell), float(stop) / 100.0)
-                forecast = traffic_forecast(lab.load, LEAD_S, float(per) or None) if ahead else None
+                forecast = traffic_forecast(lab.traffic, LEAD_S, float(per) or None) if ahead else None
                 if ahead and forecast is None:
                     raise ValueError("the traffic no longer plays a rate trace: nothing to size ahead of "
                                      "(start the trace, or turn it on without the forecast)")
-                lab.jobs.start(AutopilotJob(lab, model, bounds, window_s=WINDOW_S, period_s=PERIOD_S,
+                lab.start_job(AutopilotJob(lab, model, bounds, window_s=WINDOW_S, period_s=PERIOD_S,
                                             forecast=forecast))
             except (BoundsError, ForecastError, ValueError, RuntimeError) as exc:
                 st.error(f"Not turned on: {literal(exc)}")

@@ -11,7 +11,7 @@ from app.config.read import settings_of
 from app.diagnosis.patterns import Finding, where_time_goes
 from app.diagnosis.diagnose import SPAN_S, diagnose_model
 from app.config.knobs import apply_knobs, describe
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt
 from app.ui.live.live_view import p99_text
 from app.ui.access import can_operate
@@ -19,24 +19,24 @@ from app.ui.text import literal
 
 
 
-def diagnosis_panel(lab: Lab, model: str) -> None:
+def diagnosis_panel(lab: LabPort, model: str) -> None:
     """Read the last seconds and name what they show."""
     _panel(lab, model)
 
 
 @st.fragment(run_every=4.0)
-def _panel(lab: Lab, model: str) -> None:
+def _panel(lab: LabPort, model: str) -> None:
     st.subheader(f"Diagnosis — last {SPAN_S} s")
     applied = st.session_state.pop(f"diagnosis:{model}:applied", None)
     if applied:
         st.success(f"Applied: {applied}. The knobs above show what now serves; the window restarts after the reload.")
     try:
-        settings = settings_of(lab.config.current(model))
+        settings = settings_of(lab.served_config(model))
     except ConfigError as exc:
         st.error(str(exc))
         return
     now = time.time()
-    change = lab.markers.last_change(model)
+    change = lab.last_change(model)
     t0 = max(now - SPAN_S, change.settled + 1.0 if change and change.end is not None else 0.0)
     seen = diagnose_model(lab, model, t0, now, settings)
     figures, window, findings = seen.figures, seen.symptoms, seen.findings
@@ -63,7 +63,7 @@ def _panel(lab: Lab, model: str) -> None:
         _finding(lab, model, settings, finding)
 
 
-def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
+def _finding(lab: LabPort, model: str, settings, finding: Finding) -> None:
     with st.container(border=True):
         title = f"**{literal(finding.title)}**" if finding.pattern == "failing" else f"**{finding.title}**"
         st.markdown(f"{title}  \n{finding.evidence}  \n*Try:* {finding.suggestion}")
@@ -72,7 +72,7 @@ def _finding(lab: Lab, model: str, settings, finding: Finding) -> None:
             if st.button(label, key=f"diag:{model}:{finding.pattern}"):
                 new = apply_knobs(settings, finding.knobs)
                 try:
-                    result = lab.apply(model, set_settings(lab.config.current(model), new), f"diagnosis: {describe(finding.knobs)}")
+                    result = lab.apply(model, set_settings(lab.served_config(model), new), f"diagnosis: {describe(finding.knobs)}")
                 except ConfigError as exc:
                     st.error(f"Not applied — the previous config keeps serving.\n\n{exc}")
                 else:

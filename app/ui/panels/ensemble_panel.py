@@ -8,17 +8,17 @@ import pandas as pd
 import streamlit as st
 
 from app.config.ensembles import is_ensemble, steps_of
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 
 WINDOW_S = 10
 FIGURES = ("request_rps", "request_us", "queue_us", "compute_us", "avg_batch")
 
 
-def ensemble_panel(lab: Lab, model: str, key: str) -> None:
+def ensemble_panel(lab: LabPort, model: str, key: str) -> None:
     """For an ensemble: its steps with a button each to tune that step, and the per-step breakdown, live."""
     try:
-        config = lab.config.current(model)
+        config = lab.served_config(model)
     except Exception:  # noqa: BLE001 - the picker already says why a model cannot be read
         return
     if not is_ensemble(config):
@@ -38,7 +38,7 @@ def _choose(picker: str, step: str) -> None:
 
 
 @st.fragment(run_every=3.0)
-def _breakdown(lab: Lab, model: str, steps: tuple[str, ...]) -> None:
+def _breakdown(lab: LabPort, model: str, steps: tuple[str, ...]) -> None:
     now = time.time()
     rows = []
     for name, role in [(model, "ensemble (end to end)"), *[(s, f"step {i + 1}") for i, s in enumerate(steps)]]:

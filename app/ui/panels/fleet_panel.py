@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from app.metrics.promql import FLEET, PromQLError, balance
 from app.ui.access import guarded
@@ -18,19 +18,20 @@ GROWING = 0.5  # pending requests per second: a queue that grows this fast is na
 
 
 @st.fragment(run_every=5.0)
-def fleet_panel(lab: Lab, model: str) -> None:
+def fleet_panel(lab: LabPort, model: str) -> None:
     """Per-replica and fleet figures over the last 30 s; which replica's queue grows; how even the load is."""
-    if lab.fleet is None:
+    where = lab.fleet_url()
+    if where is None:
         return
     st.subheader(f"Fleet: {model} on every replica (Prometheus, last {WINDOW_S} s)")
     try:
-        figures = lab.fleet.window(model, WINDOW_S)
+        figures = lab.fleet_window(model, WINDOW_S) or {}
     except (PromQLError, ValueError) as exc:
         st.warning(f"The fleet's Prometheus did not answer: {guarded(exc)}")
         return
     replicas = sorted(name for name in figures if name != FLEET)
     if not replicas:
-        st.info(f"No replica exports {model}'s series to {guarded(lab.fleet.base_url)} yet.")
+        st.info(f"No replica exports {model}'s series to {guarded(where)} yet.")
         return
     rows = [{"replica": name, **{label(k): fmt(k, figures[name].get(k)) for k in SHOWN},
              "pending (avg)": f"{figures[name].get('pending') or 0:.1f}",

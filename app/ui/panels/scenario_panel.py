@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.experiments.store.database import RUNNING
-from app.lab import Lab
+from app.store.database import RUNNING
+from app.lab.ports import LabPort
 from app.scenarios.base import Scenario, Script
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import caution, phase_table, start_scenario
@@ -16,7 +16,7 @@ HELD, NOT_HELD = ":green[:material/check_circle: held]", ":red[:material/cancel:
 _SEEN = "scn:job-seen"  # session key: the start (epoch s) of the study job this session last saw running
 
 
-def scenario_panel(lab: Lab, page: str) -> None:
+def scenario_panel(lab: LabPort, page: str) -> None:
     """Offer the page's scenarios; each runs on the live server and ends with a verdict."""
     offered = [s for s in SCENARIOS.values() if s.page == page]
     if not offered:
@@ -45,9 +45,9 @@ def scenario_panel(lab: Lab, page: str) -> None:
                     with c3.popover("Presenter script", icon=":material/record_voice_over:"):
                         _script(scenario)
                 text = "Run on the lab's models" if missing else "Run"
-                if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.jobs.running, type="primary"):
+                if c1.button(text, key=f"scn:{scenario.name}:run", disabled=lab.job_running(), type="primary"):
                     _start(lab, scenario.name, full, bool(missing))
-                    if lab.jobs.running:  # the page again: every Run disabled, this one's progress shown
+                    if lab.job_running():  # the page again: every Run disabled, this one's progress shown
                         st.rerun()
             if current == scenario.name:
                 _progress(lab, scenario.name)
@@ -55,25 +55,25 @@ def scenario_panel(lab: Lab, page: str) -> None:
                 _last_verdict(lab, scenario)
             except Exception as exc:  # noqa: BLE001 - one unreadable stored verdict must not break the page
                 st.warning(f"The last stored run of this scenario cannot be read: {type(exc).__name__}: {exc}")
-    drawn = (lab.jobs.running, current)
+    drawn = (lab.job_running(), current)
     (_watch_busy if drawn[0] else _watch_idle)(lab, drawn)
 
 
-def _running_scenario(lab: Lab) -> str | None:
+def _running_scenario(lab: LabPort) -> str | None:
     """Return the name of the scenario the lab's job runs now, None when it runs none."""
-    state = lab.jobs.state
-    if not lab.jobs.running or state is None or state.kind != "scenario" or state.progress is None:
+    state = lab.job()
+    if not lab.job_running() or state is None or state.kind != "scenario" or state.progress is None:
         return None
     try:
-        return lab.experiments.study(state.progress.study_id).definition.get("scenario")
+        return lab.study(state.progress.study_id).definition.get("scenario")
     except KeyError:  # its study is not stored (yet): no progress to show
         return None
 
 
-def _watch(lab: Lab, drawn: tuple[bool, str | None]) -> None:
+def _watch(lab: LabPort, drawn: tuple[bool, str | None]) -> None:
     """Draw the whole page again when a job starts or ends (this session's or another's) or a scenario's run
     shows its progress: Run and the progress follow it. drawn: (a job ran, the scenario it ran) when drawn."""
-    running = lab.jobs.running
+    running = lab.job_running()
     if (running, _running_scenario(lab) if running else None) != drawn:
         st.rerun(scope="app")
 
@@ -94,7 +94,7 @@ def _script(scenario: Scenario) -> None:
     st.markdown(f"**If it did not:** {script.after_not}")
 
 
-def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
+def _start(lab: LabPort, name: str, full: bool, elsewhere: bool) -> None:
     try:
         if elsewhere:
             with st.spinner("Starting a tritonserver with the lab's own models…"):
@@ -107,10 +107,10 @@ def _start(lab: Lab, name: str, full: bool, elsewhere: bool) -> None:
 
 
 @st.fragment(run_every=1.0)
-def _progress(lab: Lab, name: str) -> None:
+def _progress(lab: LabPort, name: str) -> None:
     """The running scenario's progress and narration, each second; the whole page again once it ends."""
-    state = lab.jobs.state
-    if lab.jobs.running and state is not None:
+    state = lab.job()
+    if lab.job_running() and state is not None:
         st.session_state[_SEEN] = state.started
     elif st.session_state.pop(_SEEN, None) is not None:
         st.rerun()  # the study ended: the whole page again, so its verdict shows and Run is enabled at once
@@ -127,8 +127,8 @@ def _progress(lab: Lab, name: str) -> None:
         st.text("\n".join(p.log))
 
 
-def _last_verdict(lab: Lab, scenario: Scenario) -> None:
-    runs = [s for s in lab.experiments.studies(kind="scenario", model=scenario.model)
+def _last_verdict(lab: LabPort, scenario: Scenario) -> None:
+    runs = [s for s in lab.studies(kind="scenario", model=scenario.model)
             if s.definition.get("scenario") == scenario.name and s.status != RUNNING]
     _job_error(lab, scenario, runs[0].created_at if runs else None)
     if not runs:
@@ -149,7 +149,7 @@ def _last_verdict(lab: Lab, scenario: Scenario) -> None:
         st.caption(f"Afterwards: {last.note}.")
     if scenario.script is not None and can_operate():
         st.caption(f"Presenter: {scenario.script.after(passed)}")
-    phases = lab.experiments.list(kind="phase", study_id=last.id)
+    phases = lab.runs(kind="phase", study_id=last.id)
     if note := caution({run.point: run.client for run in phases}):
         st.warning(note)
     rows = phase_table(phases)
@@ -158,10 +158,10 @@ def _last_verdict(lab: Lab, scenario: Scenario) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
-def _job_error(lab: Lab, scenario: Scenario, stored_at: float | None) -> None:
+def _job_error(lab: LabPort, scenario: Scenario, stored_at: float | None) -> None:
     """Say why this scenario's last job ended before it stored a study (the server lacks a model, say)."""
-    state = lab.jobs.state
-    if (state is None or lab.jobs.running or state.kind != "scenario" or state.label != scenario.title
+    state = lab.job()
+    if (state is None or lab.job_running() or state.kind != "scenario" or state.label != scenario.title
             or not state.error or (stored_at is not None and stored_at >= state.started)):
         return
     st.error(f"The last run stopped before it measured anything: {state.error}")

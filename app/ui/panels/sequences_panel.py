@@ -6,22 +6,22 @@ import time
 import streamlit as st
 
 from app.config.batching_fit import check
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import label
 
 WINDOW_S = 30
 
 
-def correctness_panel(lab: Lab, model: str = "stream_acc") -> None:
+def correctness_panel(lab: LabPort, model: str = "stream_acc") -> None:
     """Show right and wrong sequence outputs in the window, and whether the scheduler fits the model."""
     _correctness(lab, model)
 
 
 @st.fragment(run_every=2.0)
-def _correctness(lab: Lab, model: str) -> None:
+def _correctness(lab: LabPort, model: str) -> None:
     st.subheader("Are the sequences right?")
     try:
-        fit = check(model, lab.config.current(model))
+        fit = check(model, lab.served_config(model))
         (st.success if fit.ok else st.error)(f"{model} is {fit.kind}; scheduler: {fit.batching} — {fit.verdict}")
     except Exception as exc:  # noqa: BLE001 - shown, not crashed on
         st.warning(str(exc))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.stats_source import STATISTICS
 from app.server.control_mode import ControlMode, detect
 from app.server.status import ServerStatus
@@ -17,40 +17,40 @@ from app.ui.access import can_operate
 from app.ui.text import redacted
 
 
-def server_panel(lab: Lab, allow_restart: bool = True, control_mode: ControlMode | None = None) -> None:
+def server_panel(lab: LabPort, allow_restart: bool = True, control_mode: ControlMode | None = None) -> None:
     """Show the server's version, addresses, backend, model control, figures' source and models; offer a restart of
     a server the lab started."""
     status = lab.status()
-    backend = lab.backend
+    backend = lab.server_facts().backend
     operator = can_operate()
-    mode = control_mode or getattr(lab, "control_mode", None) or detect(lab.endpoint, lab.repo)
-    kind = lab.server.describe() if lab.server is not None else "remote (TRITON_URL)"
+    mode = control_mode or getattr(lab, "control_mode", None) or detect(lab.server_facts().endpoint, lab.server_facts().repository)
+    kind = lab.server_facts().description if lab.server_facts().embedded else "remote (TRITON_URL)"
     if not operator:  # describe() names the process id or the container
-        kind = f"the lab's own tritonserver ({backend})" if lab.server is not None else "remote (TRITON_URL)"
+        kind = f"the lab's own tritonserver ({backend})" if lab.server_facts().embedded else "remote (TRITON_URL)"
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Server", "ready" if status.ready else ("up" if status.up else "down"))
     c2.metric("Triton version", status.version or "—")
     c3.metric("Backend", backend)
     c4.metric("Model control", mode.mode)
     if operator:
-        st.markdown(f"**{kind}** — HTTP `{lab.endpoint.http_url}` · gRPC `{lab.endpoint.grpc_url}` · "
-                    f"metrics `{lab.endpoint.metrics_url}`")
+        st.markdown(f"**{kind}** — HTTP `{lab.server_facts().endpoint.http_url}` · gRPC `{lab.server_facts().endpoint.grpc_url}` · "
+                    f"metrics `{lab.server_facts().endpoint.metrics_url}`")
     else:
         st.markdown(f"**{kind}** — its addresses, paths and logs are shown to the operator only.")
     if not status.up:
         st.error(status.error if operator else redacted(status.error))
-        if lab.server is not None and operator:
-            st.code(lab.server.log_tail(), language="text")
+        if lab.server_facts().embedded and operator:
+            st.code(lab.server_log(), language="text")
     else:
         if status.error:  # up, but something could not be asked (a locked repository index: the key is missing)
             st.warning(status.error if operator else redacted(status.error))
         models_table(status, operator)
-    control_panel(mode, lab.repo, operator)
+    control_panel(mode, lab.server_facts().repository, operator)
     figures_source(lab, operator)
     if backend == "docker" and operator:
         with st.expander("Container log (last 40 lines, refreshed every 2 s)"):
             container_log(lab)
-    if lab.embedded and allow_restart:
+    if lab.server_facts().embedded and allow_restart:
         restart_control(lab)
 
 
@@ -104,10 +104,10 @@ def control_panel(mode: ControlMode, repo, operator: bool = True) -> None:
         st.markdown("Repository the lab writes: **none**.")
 
 
-def figures_source(lab: Lab, operator: bool = True) -> None:
+def figures_source(lab: LabPort, operator: bool = True) -> None:
     """Where the server figures come from: /metrics, or the statistics API standing in (and what that lacks)."""
     shown = (lambda text: text) if operator else redacted
-    snap = lab.metrics.snapshot(model=None, window_s=5)
+    snap = lab.server_view(model=None, window_s=5)
     source = getattr(snap, "source", None)
     if source == STATISTICS:
         missing = ", ".join(getattr(snap, "missing", ()))
@@ -116,25 +116,25 @@ def figures_source(lab: Lab, operator: bool = True) -> None:
                    + (f" ({shown(note)})" if note else "") + f". Missing without it: {missing}. "
                    "Set TRITON_METRICS_URL to the server's metrics address (port 8002 by default) to have them.")
     elif source is not None:
-        where = f" (`{lab.endpoint.metrics_url}`)" if operator else ""
+        where = f" (`{lab.server_facts().endpoint.metrics_url}`)" if operator else ""
         st.markdown(f"Server figures come from **/metrics**{where}, batch sizes from the statistics API.")
     else:
         st.markdown("Server figures: " + (shown(snap.error) if snap.error else "waiting for the first scrape") + ".")
 
 
 @st.fragment(run_every=2.0)
-def container_log(lab: Lab) -> None:
+def container_log(lab: LabPort) -> None:
     """The Triton container's log as it grows (for the operator only)."""
-    st.code(lab.server.log_tail(40) if lab.server is not None and can_operate() else "", language="text")
+    st.code(lab.server_log(40) if lab.server_facts().embedded and can_operate() else "", language="text")
 
 
-def restart_control(lab: Lab) -> None:
+def restart_control(lab: LabPort) -> None:
     """Restart the embedded server after a confirmation that says what stops; optionally resume the traffic."""
-    if st.button(f"Restart the {lab.backend} server", key="restart-server"):
+    if st.button(f"Restart the {lab.server_facts().backend} server", key="restart-server"):
         st.session_state["restart:ask"] = True
     if not st.session_state.get("restart:ask"):
         return
-    running = lab.load.running
+    running = lab.traffic().running
     st.warning("Restarting stops every model for a few seconds" +
                (" and **stops the running traffic**." if running else ".") + " The charts keep their history.")
     c1, c2, c3 = st.columns(3)

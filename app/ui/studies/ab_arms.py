@@ -15,9 +15,9 @@ from app.config.settings import DynamicBatching
 from app.config.validate import Limits
 from app.experiments.ab.comparison import Arm
 from app.experiments.ab.arms import KNOBS, ArmConfig, from_knobs, from_text
-from app.experiments.store.database import DONE
-from app.experiments.store.stored import read_sweep
-from app.lab import Lab
+from app.store.database import DONE
+from app.experiments.stored import read_sweep
+from app.lab.ports import LabPort
 from app.text_limits import MAX_ARM_CHARS, fit
 from app.ui.access import guarded
 from app.ui.text import literal
@@ -51,18 +51,18 @@ class Serving:
     file_text: str | None
 
 
-def serving(lab: Lab, model: str) -> Serving:
+def serving(lab: LabPort, model: str) -> Serving:
     """Return the model's serving config (its config.pbtxt when it is not loaded) and the texts arms edit."""
-    return Serving(model, lab.config.current(model), lab.config.current_text(model), lab.config.file_text(model))
+    return Serving(model, lab.served_config(model), lab.served_text(model), lab.file_text(model))
 
 
-def stored_sources(lab: Lab, model: str) -> dict[str, str]:
+def stored_sources(lab: LabPort, model: str) -> dict[str, str]:
     """Return name -> config text of stored configurations: a sweep's hand-over first, then the points of the latest
     sweeps (each configuration once, its operating point and runner-up marked) and saved runs."""
     handed = st.session_state.get(PREFILL) or {}
     out = dict(handed.get("sources") or {}) if handed.get("model") == model else {}
-    for study in lab.experiments.studies(kind="sweep", model=model)[:5]:
-        record = read_sweep(lab.experiments, study)  # a sweep that cannot be read offers nothing, and breaks nothing
+    for study in lab.studies(kind="sweep", model=model)[:5]:
+        record = read_sweep(lab, study)  # a sweep that cannot be read offers nothing, and breaks nothing
         if record.broken:
             continue
         named = study.result.get("recommendation") if isinstance(study.result.get("recommendation"), dict) else {}
@@ -70,13 +70,13 @@ def stored_sources(lab: Lab, model: str) -> dict[str, str]:
         for p in record.points:
             if p.status == DONE and p.config_text:
                 out.setdefault(f"sweep {study.id}: {p.choice.label}{tags.get(p.key, '')}", p.config_text)
-    for run in lab.experiments.list(model=model)[:20]:
+    for run in lab.runs(model=model)[:20]:
         if not run.broken and run.config_text:
             out.setdefault(f"saved run {run.id}: {run.label}", run.config_text)
     return out
 
 
-def define_arms(lab: Lab, model: str, count: int = 3) -> list[Arm] | None:
+def define_arms(lab: LabPort, model: str, count: int = 3) -> list[Arm] | None:
     """Draw one column per configuration (A, B, optional C): its source, its knobs or text, its name and diff; return
     the arms to compare, or None while one cannot be defined (what is wrong shown under it)."""
     try:

@@ -11,17 +11,18 @@ from app.config.history import unified_diff
 from app.experiments.report import study_charts as charts, export, html_report as report
 from app.experiments.ab.comparison import HEADLINE, ABResult
 from app.experiments.ab.confidence import UNCLEAR
-from app.experiments.store.database import DONE
-from app.experiments.store.stored import read_ab
-from app.lab import Lab
+from app.store.database import DONE
+from app.experiments.stored import read_ab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
                                study_results)
 from app.ui.text import literal
 from loadgen.stats import ALL
+from app.experiments.ab.comparison import resumed_ab_job
 
 
-def ab_results(lab: Lab) -> None:
+def ab_results(lab: LabPort) -> None:
     """Pick a comparison; show how it ended, its verdict, intervals, charts and downloads — drawn apart, so a damaged
     comparison shows what is wrong and can still be deleted."""
     study_results(lab, "ab", "Comparison", "comparison", "exp:del_ab", _comparison)
@@ -32,8 +33,8 @@ def clear_on_headline(result: ABResult, arm: str) -> bool:
     return any(d.clear for c, d in result.differences(arm) if c == ALL and d.key in HEADLINE)
 
 
-def _comparison(lab: Lab, study) -> None:
-    record = read_ab(lab.experiments, study)
+def _comparison(lab: LabPort, study) -> None:
+    record = read_ab(lab, study)
     if cannot_read("Comparison", study.id, record.broken, "trials"):
         return
     sid, plan = study.id, record.plan
@@ -44,7 +45,7 @@ def _comparison(lab: Lab, study) -> None:
                f"{plan.trials} trials of {plan.trial_s:g} s (+{plan.warmup_s:g} s warm-up) under the same seeded "
                "traffic, order alternating" + (": each trial plays the whole trace once per configuration, judged "
                                                "on the trace." if plan.trace else "."))
-    resume_button(lab, study, "runs only the trials not finished", lab.jobs.resume_ab)
+    resume_button(lab, study, "runs only the trials not finished", resumed_ab_job)
     if result.trials:
         _verdict(result, study.status)
         if plan.trace:

@@ -10,12 +10,12 @@ import streamlit as st
 from app.autopilot.job import KIND, bounds_from, replay
 from app.config.model_config import parse_config
 from app.config.read import settings_of
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.ui.studies.study_view import delete_button, drawn_apart, pick_study, status_box
 from app.ui.text import literal
 
 
-def autopilot_runs(lab: Lab) -> None:
+def autopilot_runs(lab: LabPort) -> None:
     """Pick a stored autopilot run and show it (drawn apart: a damaged one never breaks the page)."""
     st.caption("Turn the autopilot on from the Instances or Dynamic batching page (or `python -m app.experiments "
                "autopilot`); every run is kept here.")
@@ -26,7 +26,7 @@ def autopilot_runs(lab: Lab) -> None:
     delete_button(lab, study.id, "autopilot run", f"exp:autopilot_delete:{study.id}")
 
 
-def _run(lab: Lab, study) -> None:
+def _run(lab: LabPort, study) -> None:
     status_box(f"Autopilot run {study.id} on `{literal(study.model)}`", study.status, study.note)
     bounds = bounds_from(study.definition["bounds"])
     records = list(study.result.get("records") or [])

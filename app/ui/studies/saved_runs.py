@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from app.experiments.report import export
-from app.experiments.store.capture import compare, save_run
-from app.lab import Lab
+from app.experiments.capture import compare, save_run
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from app.text_limits import MAX_LABEL_CHARS
 from app.ui.access import can_operate, guarded
@@ -19,13 +19,13 @@ from app.ui.text import literal
 from loadgen.stats import ALL
 
 
-def saved_runs(lab: Lab) -> None:
+def saved_runs(lab: LabPort) -> None:
     """Save the current run; list, relabel, delete, export saved runs; show two side by side (drawn apart: an error
     in it leaves the rest of the page)."""
     drawn_apart("Saved runs", lambda: _saved_runs(lab))
 
 
-def _saved_runs(lab: Lab) -> None:
+def _saved_runs(lab: LabPort) -> None:
     if can_operate():
         c1, c2 = st.columns([3, 1])
         name = c1.text_input("Label for the current run", placeholder="e.g. delay 2000 µs, 2 instances",
@@ -37,7 +37,7 @@ def _saved_runs(lab: Lab) -> None:
                 st.error(str(exc))
             else:
                 st.success(f"Saved run {saved.id}: {literal(saved.label)} ({saved.outcome.get('window', '')})")
-    runs = lab.experiments.list()
+    runs = lab.runs()
     if not runs:
         st.info("No saved runs yet.")
         return
@@ -62,7 +62,7 @@ def _saved_runs(lab: Lab) -> None:
             drawn_apart("The comparison of two runs", lambda: _two_runs(lab, runs, ids, names))
 
 
-def _saved_run(lab: Lab, run) -> None:
+def _saved_run(lab: LabPort, run) -> None:
     """One saved run: what cannot be read of it, downloads, relabel, delete."""
     if run.broken:
         st.warning(f"Run {run.id} cannot be read whole: {literal(guarded(run.broken))}. What cannot be read shows as "
@@ -78,17 +78,17 @@ def _saved_run(lab: Lab, run) -> None:
                             max_chars=MAX_LABEL_CHARS)
         if c3.button("Relabel", key="exp:relabel") and new.strip():
             try:
-                lab.experiments.relabel(pick, new)
+                lab.relabel_run(pick, new)
             except ValueError as exc:  # a label over MAX_LABEL_CHARS sent around the widget
                 st.error(str(exc))
             else:
                 st.rerun()
         if c4.button("Delete run", key="exp:delete_run"):
-            lab.experiments.delete(pick)
+            lab.delete_run(pick)
             st.rerun()
 
 
-def _two_runs(lab: Lab, runs, ids: list[int], names: dict) -> None:
+def _two_runs(lab: LabPort, runs, ids: list[int], names: dict) -> None:
     """Two saved runs side by side: the changes, and no verdict."""
     a_col, b_col = st.columns(2)
     a_id = a_col.selectbox("A", ids, index=min(1, len(ids) - 1), format_func=names.get, key="exp:a")

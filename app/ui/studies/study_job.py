@@ -10,8 +10,8 @@ import streamlit as st
 from app.config.errors import ConfigError
 from app.experiments.report import study_charts as charts
 from app.experiments.ab.comparison import ABPlan
-from app.experiments.store.stored import read_sweep
-from app.lab import Lab
+from app.experiments.stored import read_sweep
+from app.lab.ports import LabPort
 from app.text_limits import MAX_LABEL_CHARS
 from app.ui.studies.ab_arms import MODEL_KEY, define_arms
 from app.ui.studies.ab_results import ab_results  # noqa: F401 - the page takes every part from here
@@ -26,6 +26,7 @@ from loadgen.rate_trace.trace_load import played_s, trace_load
 from loadgen.rate_trace.shipped import NAMES
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 from loadgen.specfile import spec_to_dict
+from app.experiments.ab.comparison import ab_job
 
 
 TRAFFIC_WORDS = {"open": "open loop (rate)", "closed": "closed loop (concurrency)",
@@ -33,13 +34,13 @@ TRAFFIC_WORDS = {"open": "open loop (rate)", "closed": "closed loop (concurrency
 _SEEN = "exp:job_seen"  # the job's state when the whole page was last drawn
 
 
-def _job_mark(lab: Lab) -> tuple | None:
+def _job_mark(lab: LabPort) -> tuple | None:
     """Return what of the job the rest of the page shows: which job, its study, whether it ended."""
-    state = lab.jobs.state
+    state = lab.job()
     return None if state is None else (state.started, state.study_id, state.finished is not None)
 
 
-def job_panel(lab: Lab) -> None:
+def job_panel(lab: LabPort) -> None:
     """The running (or last) sweep or comparison: progress, ETA, what it measures now, Cancel, how it ended.
 
     The panel redraws itself every second; when the job creates its study or ends, the whole page is drawn
@@ -50,17 +51,17 @@ def job_panel(lab: Lab) -> None:
 
 
 @st.fragment(run_every=1.0)
-def _job_fragment(lab: Lab) -> None:
+def _job_fragment(lab: LabPort) -> None:
     if st.session_state.get(_SEEN) != _job_mark(lab):
         st.rerun()  # the whole page: its lists and results show what the job just did
     drawn_apart("The study job's panel", lambda: _job(lab))
 
 
-def _job(lab: Lab) -> None:
-    state = lab.jobs.state
+def _job(lab: LabPort) -> None:
+    state = lab.job()
     if state is None:
         return
-    running = lab.jobs.running
+    running = lab.job_running()
     progress = state.progress
     if running:
         done, total = (progress.done, max(progress.total, 1)) if progress else (0, 1)
@@ -68,7 +69,7 @@ def _job(lab: Lab) -> None:
         st.progress(min(1.0, done / total), text=f"{literal(state.label)}: {done} of ~{total}{eta}"
                     + (f" — now {literal(progress.current)}" if progress and progress.current else ""))
         if can_operate() and st.button("Cancel", key="exp:cancel"):
-            lab.jobs.cancel()
+            lab.cancel_job()
     elif state.error:
         st.error(f"{literal(state.label)} failed: {literal(guarded(state.error))}")
     elif state.result is not None:
@@ -82,19 +83,19 @@ def _job(lab: Lab) -> None:
         drawn_apart("The sweep's live chart", lambda: _live_chart(lab, progress))
 
 
-def _live_chart(lab: Lab, progress) -> None:
-    record = read_sweep(lab.experiments, lab.experiments.study(progress.study_id))
+def _live_chart(lab: LabPort, progress) -> None:
+    record = read_sweep(lab, lab.study(progress.study_id))
     if record.space is not None:
         st.altair_chart(charts.sweep_curves(progress.points, record.space), width="stretch")
 
 
 # --- A/B ----------------------------------------------------------------------------------------------------
-def ab_form(lab: Lab, models: list[str]) -> None:
+def ab_form(lab: LabPort, models: list[str]) -> None:
     """Define a comparison and start it (drawn apart: an error in it leaves the rest of the page)."""
     drawn_apart("The comparison form", lambda: _ab_form(lab, models))
 
 
-def _ab_form(lab: Lab, models: list[str]) -> None:
+def _ab_form(lab: LabPort, models: list[str]) -> None:
     if st.session_state.get(MODEL_KEY) not in (None, *models):
         st.session_state.pop(MODEL_KEY)  # a model no longer ready
     held = MODEL_KEY in st.session_state  # a sweep handed its model over (or it was chosen before)
@@ -128,15 +129,15 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
                                    max_value=float(LIMITS["trace_speed"].high), value=30.0, step=1.0)
         scale = t3.number_input("Trace scale (rate multiplier)", min_value=0.01, value=1.0, step=0.1)
         use_running = st.checkbox("Use the traffic defined on the live pages instead (its classes, shapes, "
-                                  "priorities; seeded as above)", value=False, disabled=lab.load.spec is None)
-        go = st.form_submit_button("Start comparison", type="primary", disabled=lab.jobs.running or arms is None)
+                                  "priorities; seeded as above)", value=False, disabled=lab.traffic().spec is None)
+        go = st.form_submit_button("Start comparison", type="primary", disabled=lab.job_running() or arms is None)
     if not go:
         return
     try:
         if arms is None or len(arms) < 2:
             raise ValueError("define at least two configurations (A and B)")
-        if use_running and lab.load.spec is not None:
-            spec = replace(lab.load.spec, seed=int(seed))
+        if use_running and lab.traffic().spec is not None:
+            spec = replace(lab.traffic().spec, seed=int(seed))
         elif mode == "trace":
             spec = trace_load(LoadSpec(mode=Mode.OPEN, rate=1.0, model=model, seed=int(seed),
                                        classes=(TrafficClass(sla_ms=sla),)), trace, float(compress), float(scale))
@@ -148,7 +149,7 @@ def _ab_form(lab: Lab, models: list[str]) -> None:
                             classes=(TrafficClass(sla_ms=sla),))
         plan = ABPlan(model, tuple(arms), spec_to_dict(spec), trials=int(trials), trial_s=float(trial_s),
                       warmup_s=float(warmup))
-        lab.jobs.start_ab(plan, name)
+        lab.start_job(ab_job(lab, plan, name))
     except (ValueError, RuntimeError, ConfigError) as exc:
         st.error(literal(exc))
     else:

@@ -8,11 +8,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from app.experiments.store.database import CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, Study
-from app.experiments.store.stored import unreadable
-from app.lab import Lab
+from app.store.database import CANCELLED, DONE, FAILED, INTERRUPTED, RUNNING, Study
+from app.experiments.stored import unreadable
+from app.lab.ports import LabPort
 from app.ui.access import can_operate, guarded
 from app.ui.text import literal
+from app.lab.jobs import Job
 
 log = logging.getLogger(__name__)
 
@@ -68,18 +69,18 @@ def safe_data(build: Callable[[], str], what: str) -> Callable[[], str]:
     return data
 
 
-def readable_runs(lab: Lab, study_id: int) -> list:
+def readable_runs(lab: LabPort, study_id: int) -> list:
     """Return a study's stored runs that read whole (a CSV of its windows leaves the others out)."""
-    return [e for e in lab.experiments.list(study_id=study_id) if not e.broken]
+    return [e for e in lab.runs(study_id=study_id) if not e.broken]
 
 
-def pick_study(lab: Lab, kind: str, name: str) -> Study | None:
+def pick_study(lab: LabPort, kind: str, name: str) -> Study | None:
     """Select box of the stored studies of a kind, newest first (one that cannot be read whole says so); None when
     there are none — said as "starting" while the job is about to store one."""
-    studies = lab.experiments.studies(kind=kind)
+    studies = lab.studies(kind=kind)
     if not studies:
-        state = lab.jobs.state
-        starting = lab.jobs.running and state is not None and state.kind == kind
+        state = lab.job()
+        starting = lab.job_running() and state is not None and state.kind == kind
         st.info(f"The {name.lower()} is starting." if starting else f"No {name.lower()}s yet.")
         return None
     damaged = {s.id for s in studies if unreadable(s)}
@@ -93,12 +94,12 @@ def pick_study(lab: Lab, kind: str, name: str) -> Study | None:
     return next(s for s in studies if s.id == sid)
 
 
-def resume_button(lab: Lab, study: Study, text: str, resume: Callable[[int], None]) -> None:
-    """Offer Resume for a study that stopped before it finished."""
+def resume_button(lab: LabPort, study: Study, text: str, resume: Callable[[LabPort, int], Job]) -> None:
+    """Offer Resume for a study that stopped before it finished (resume: the study's resumed job)."""
     if study.status in (DONE, RUNNING) or not can_operate():
         return
-    if st.button(f"Resume ({text})", key=f"exp:resume_{study.kind}", disabled=lab.jobs.running):
-        resume(study.id)
+    if st.button(f"Resume ({text})", key=f"exp:resume_{study.kind}", disabled=lab.job_running()):
+        lab.start_job(resume(lab, study.id))
         st.rerun()
 
 
@@ -109,13 +110,13 @@ def problems_box(what: str, problems) -> None:
                    + "; ".join(literal(guarded(p)) for p in problems))
 
 
-def delete_button(lab: Lab, study_id: int, what: str, key: str) -> None:
+def delete_button(lab: LabPort, study_id: int, what: str, key: str) -> None:
     """Offer Delete for a study (it and its runs), drawn apart from the study so it is there whatever went wrong;
     only the study a job runs now (or any, while a job has not yet said which) cannot be deleted."""
-    job = lab.jobs.state
-    busy = lab.jobs.running and job is not None and job.study_id in (None, study_id)
+    job = lab.job()
+    busy = lab.job_running() and job is not None and job.study_id in (None, study_id)
     if can_operate() and st.button(f"Delete this {what}", key=key, disabled=busy):
-        lab.experiments.delete_study(study_id)
+        lab.delete_study(study_id)
         st.rerun()
 
 

@@ -8,12 +8,13 @@ from app.experiments.sweep.space import CONCURRENCY, RATE, SearchSpace
 from app.experiments.sweep.sweeper import SweepOptions
 from app.experiments.sweep.knob_offer import KnobOffer, knob_offer
 from app.config.knobs import DELAYS_US, MAX_INSTANCES, SIZES
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.text_limits import MAX_LABEL_CHARS
 from app.ui.access import guarded
 from app.ui.studies.study_view import drawn_apart
 from app.ui.text import literal
 from loadgen.limits import LIMITS
+from app.experiments.sweep.sweeper import sweep_job
 
 SIZES_LABEL = "max_batch_size (empty: keep)"
 CONTRACT_SIZES_LABEL = "max_batch_size (empty: keep 0) — a contract change"
@@ -24,10 +25,10 @@ def _numbers(text: str, kind=float) -> tuple:
     return tuple(kind(p.strip()) for p in parts)
 
 
-def _offer(lab: Lab, model: str) -> KnobOffer:
+def _offer(lab: LabPort, model: str) -> KnobOffer:
     """Return what a sweep may vary on the model, from the config it serves; everything when that cannot be read."""
     try:
-        served = lab.config.current(model)
+        served = lab.served_config(model)
     except Exception as exc:  # noqa: BLE001 - the form still works; the sweep says what it cannot apply
         st.caption(f"The config {literal(model)} serves could not be read ({literal(guarded(exc))}): every knob is "
                    "offered, and the sweep says which configurations the server refuses.")
@@ -35,13 +36,13 @@ def _offer(lab: Lab, model: str) -> KnobOffer:
     return knob_offer(served)
 
 
-def sweep_form(lab: Lab, models: list[str]) -> None:
+def sweep_form(lab: LabPort, models: list[str]) -> None:
     """Define a sweep of the knobs the model can take and start it (drawn apart: an error in it leaves the rest of
     the page)."""
     drawn_apart("The sweep form", lambda: _sweep_form(lab, models))
 
 
-def _sweep_form(lab: Lab, models: list[str]) -> None:
+def _sweep_form(lab: LabPort, models: list[str]) -> None:
     c1, c2 = st.columns(2)
     model = c1.selectbox("Model", models, index=models.index("gpu_sim") if "gpu_sim" in models else 0,
                          key="exp:sweep_model")
@@ -92,7 +93,7 @@ def _sweep_form(lab: Lab, models: list[str]) -> None:
                                   value=SweepOptions.recheck_rounds, step=1,
                                   help="How many times each candidate is measured again (A B C, A B C, …).")
         name = c12.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
-        go = st.form_submit_button("Start sweep", type="primary", disabled=lab.jobs.running)
+        go = st.form_submit_button("Start sweep", type="primary", disabled=lab.job_running())
     if not go:
         return
     try:
@@ -102,7 +103,7 @@ def _sweep_form(lab: Lab, models: list[str]) -> None:
                             load_kind=kind, loads=_numbers(loads), p99_budget_ms=float(budget),
                             min_throughput_rps=float(floor) or None, adaptive=adaptive == "adaptive")
         options = SweepOptions(recheck_top=int(top), recheck_rounds=int(rounds))
-        lab.jobs.start_sweep(space, name, options)
+        lab.start_job(sweep_job(lab, space, name, options))
     except (ValueError, RuntimeError) as exc:
         st.error(str(exc))
     else:

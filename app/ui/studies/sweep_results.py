@@ -16,11 +16,11 @@ from app.experiments.report import study_charts as charts, export, html_report a
 from app.experiments.driving import Start
 from app.experiments.sweep.model_analyzer import ma_config_yaml
 from app.experiments.sweep.space import CONCURRENCY, SearchSpace
-from app.experiments.store.database import DONE, FAILED, RUNNING
+from app.store.database import DONE, FAILED, RUNNING
 from app.experiments.sweep.recommend import CLEAR, ONLY, Recommendation, recommend
-from app.experiments.store.stored import read_sweep, refusals
+from app.experiments.stored import read_sweep, refusals
 from app.experiments.sweep.sweeper import Point, with_repeats
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from loadgen.behind import sent_behind
 from app.ui.studies.ab_arms import prefill
@@ -28,28 +28,29 @@ from app.ui.access import can_operate, guarded
 from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
                                study_results)
 from app.ui.text import literal
+from app.experiments.sweep.sweeper import resumed_sweep_job
 
 
-def sweep_results(lab: Lab) -> None:
+def sweep_results(lab: LabPort) -> None:
     """Pick a sweep; show how it ended, its operating point, curves, Pareto set, points, and what can be done with
     them — drawn apart, so a damaged sweep shows what is wrong and can still be deleted."""
     study_results(lab, "sweep", "Sweep", "sweep", "exp:del_sweep", _sweep)
 
 
-def _sweep(lab: Lab, study) -> None:
-    record = read_sweep(lab.experiments, study)
+def _sweep(lab: LabPort, study) -> None:
+    record = read_sweep(lab, study)
     if cannot_read("Sweep", study.id, record.broken, "points"):
         return
     space = record.space
     problems = list(record.problems)
-    points = with_repeats(lab.experiments, study.id, record.points, problems)  # what the recommendation rests on
+    points = with_repeats(lab, study.id, record.points, problems)  # what the recommendation rests on
     status_box(f"Sweep {study.id}", study.status, study.note)
     problems_box("sweep", problems)
     st.caption(f"{literal(study.model)}: p99 budget {space.p99_budget_ms:g} ms"
                + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
                + ("adaptive" if space.adaptive else "grid") + " search.")
-    resume_button(lab, study, "measures only the points not finished", lab.jobs.resume_sweep)
+    resume_button(lab, study, "measures only the points not finished", resumed_sweep_job)
     refused = refusals(points)
     if refused and study.status != FAILED:  # a failed sweep's box above gives the reasons already
         st.warning(f"{len(refused)} configuration{'s' if len(refused) > 1 else ''} could not be applied — the "
@@ -108,7 +109,7 @@ def _point_table(points, space: SearchSpace) -> pd.DataFrame:
     } for p in points])
 
 
-def _sweep_actions(lab: Lab, study, space: SearchSpace, points: list[Point], advice: Recommendation | None) -> None:
+def _sweep_actions(lab: LabPort, study, space: SearchSpace, points: list[Point], advice: Recommendation | None) -> None:
     done = [p for p in points if p.status == DONE]
     best = advice.best if advice is not None else None
     if advice is not None and can_operate():
@@ -135,13 +136,13 @@ def _sweep_actions(lab: Lab, study, space: SearchSpace, points: list[Point], adv
                             key="exp:point_pick")
         point = next(p for p in done if p.key == pick)
         st.markdown("perf_analyzer command that reproduces this point:")
-        st.code(export.shell_line(export.perf_analyzer_command(lab.endpoint.host_port, space.model, space.load_kind,
+        st.code(export.shell_line(export.perf_analyzer_command(lab.server_facts().endpoint.host_port, space.model, space.load_kind,
                                                                point.load, space.p99_budget_ms)), language="bash")
         st.download_button("This point's config.pbtxt", point.config_text, export.config_file_name(point),
                            key="exp:dl_point")
 
 
-def _apply_buttons(lab: Lab, study, space: SearchSpace, advice: Recommendation) -> None:
+def _apply_buttons(lab: LabPort, study, space: SearchSpace, advice: Recommendation) -> None:
     """Apply the operating point — saying so on the button when it is not confirmed — or the runner-up, or hand the
     two to the A/B form."""
     best, runner = advice.best, advice.runner_up
@@ -152,7 +153,7 @@ def _apply_buttons(lab: Lab, study, space: SearchSpace, advice: Recommendation) 
     if runner is not None and not sure:
         picks.append((runner, f"Apply the runner-up ({runner.choice.label}) instead", "exp:apply_runner", "secondary"))
     for point, words, key, kind in picks:
-        if st.button(words, key=key, type=kind, disabled=lab.jobs.running):
+        if st.button(words, key=key, type=kind, disabled=lab.job_running()):
             _apply(lab, study, space, point, "recommended" if point is best else "runner-up")
     if runner is not None and not sure:
         named = [(f"sweep {study.id}: {p.choice.label} ({tag})", p.config_text)
@@ -164,7 +165,7 @@ def _apply_buttons(lab: Lab, study, space: SearchSpace, advice: Recommendation) 
                     "runner-up): open that tab, set the traffic and start it.")
 
 
-def _apply(lab: Lab, study, space: SearchSpace, point: Point, what: str) -> None:
+def _apply(lab: LabPort, study, space: SearchSpace, point: Point, what: str) -> None:
     try:
         result = lab.apply(space.model, point.choice.config(parse_config(Start.of(study).served)),
                            f"sweep {study.id}: {what} {point.choice.label}", confirm_contract=True)

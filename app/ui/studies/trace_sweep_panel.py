@@ -7,13 +7,13 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from app.experiments.store.database import DONE, RUNNING
+from app.store.database import DONE, RUNNING
 from app.experiments.trace.judge import TOLERANCE
 from app.experiments.trace.trace_output import run_row, trace_sweep_html
 from app.experiments.trace.play import TraceLoad
 from app.experiments.trace.trace_sweep import KIND, TraceSweepPlan, TraceSweepResult, load_runs, pick_of, verdict_of
 from app.config.knobs import DELAYS_US, MAX_INSTANCES
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.paths import state_dir
 from app.text_limits import MAX_LABEL_CHARS
 from app.ui.access import guarded
@@ -21,11 +21,12 @@ from app.ui.studies.study_view import cannot_read, problems_box, resume_button, 
 from app.ui.text import literal
 from loadgen.limits import LIMITS
 from loadgen.rate_trace.shipped import NAMES
+from app.experiments.trace.trace_sweep import resumed_trace_sweep_job, trace_sweep_job
 
 UPLOAD = "a rate file (upload)"
 
 
-def trace_sweep_form(lab: Lab, models: list[str]) -> None:
+def trace_sweep_form(lab: LabPort, models: list[str]) -> None:
     """Define a trace-judged sweep and start it."""
     with st.form("exp:trace_form"):
         c1, c2, c3, c4 = st.columns(4)
@@ -44,14 +45,14 @@ def trace_sweep_form(lab: Lab, models: list[str]) -> None:
         c9, c10 = st.columns(2)
         seed = c9.number_input("Seed (the same arrivals for every configuration)", min_value=0, value=1, step=1)
         name = c10.text_input("Trace sweep label", max_chars=MAX_LABEL_CHARS)
-        go = st.form_submit_button("Start trace-judged sweep", type="primary", disabled=lab.jobs.running)
+        go = st.form_submit_button("Start trace-judged sweep", type="primary", disabled=lab.job_running())
     if not go:
         return
     try:
         trace = source if source != UPLOAD else _saved(upload)
         plan = TraceSweepPlan(model, TraceLoad(trace, float(compress), float(scale)), float(sla), tuple(instances),
                               tuple(delays), seed=int(seed), tolerance=float(tolerance))
-        lab.jobs.start_trace_sweep(plan, name)
+        lab.start_job(trace_sweep_job(lab, plan, name))
     except (ValueError, RuntimeError) as exc:
         st.error(literal(guarded(exc)))
     else:
@@ -72,25 +73,25 @@ def _saved(upload) -> str:
     return str(path)
 
 
-def trace_sweep_results(lab: Lab) -> None:
+def trace_sweep_results(lab: LabPort) -> None:
     """Pick a stored trace-judged sweep; show its configurations' trace figures and the recommendation."""
     study_results(lab, KIND, "Trace-judged sweep", "sweep", "exp:del_trace", _draw)
 
 
-def _draw(lab: Lab, study) -> None:
+def _draw(lab: LabPort, study) -> None:
     try:
         plan = TraceSweepPlan.from_dict(study.definition["plan"])
     except Exception as exc:  # noqa: BLE001 - any shape of damage: say it, offer Delete
         cannot_read("Trace-judged sweep", study.id, f"its plan cannot be read ({exc})", "runs")
         return
     problems: list[str] = []
-    runs = load_runs(lab.experiments, study.id, problems)
+    runs = load_runs(lab, study.id, problems)
     status_box(f"Trace-judged sweep {study.id}", study.status, study.note)
     problems_box("sweep", problems)
     st.caption(f"{literal(study.model)}: {literal(plan.load.describe())}, SLA p99 {plan.sla_ms:g} ms, "
                f"seed {plan.seed}; "
                f"a configuration holds with at most {plan.tolerance:.0%} of its played seconds over the SLA.")
-    resume_button(lab, study, "plays only the configurations not played yet", lab.jobs.resume_trace_sweep)
+    resume_button(lab, study, "plays only the configurations not played yet", resumed_trace_sweep_job)
     verdict = verdict_of(runs, plan.tolerance)
     pick = pick_of(runs, verdict)
     if pick is not None:

@@ -10,7 +10,7 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from loadgen.locust_source import LocustUnavailable, read_stats
 
-from app.lab import Lab
+from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from app.traffic.form import (
     ARRIVALS,
@@ -38,16 +38,16 @@ from loadgen.report import describe_load
 from loadgen.stats import ALL
 
 
-def traffic_panel(lab: Lab, model: str, key: str, preset: TrafficForm, config: ModelConfig | None = None) -> None:
+def traffic_panel(lab: LabPort, model: str, key: str, preset: TrafficForm, config: ModelConfig | None = None) -> None:
     """Widgets for the load; one generator per server, shared by every page and session (config: the model's served
     one, for its inputs)."""
-    snap = lab.load.snapshot(window_s=0)
-    running = lab.load.running
+    snap = lab.traffic_snapshot(window_s=0)
+    running = lab.traffic().running
     if not can_operate():
         traffic_status(lab, running)
         return
     k = f"{key}:traffic"
-    fk = f"{k}:{lab.load.runs}"  # a new run (from any page or session) redraws the form from its spec
+    fk = f"{k}:{lab.traffic().runs}"  # a new run (from any page or session) redraws the form from its spec
     here = running and snap.spec is not None and model in load_targets(snap.spec)
     start = form_from_spec(snap.spec, replace(preset, model=model)) if here else replace(preset, model=model)
     form = _form(start, fk, config)
@@ -134,7 +134,7 @@ def _common(form: TrafficForm, k: str, traced: bool = False) -> dict:
                                           else None)}
 
 
-def traffic_status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
+def traffic_status(lab: LabPort, drawn_running: bool, controls: bool = True) -> None:
     """What runs now, refreshed; the page redraws when a run starts or ends by itself (controls: the reset)."""
     _status(lab, drawn_running, controls)
 
@@ -143,18 +143,18 @@ STATUS_S = 10  # the status table's window
 
 
 @st.fragment(run_every=3.0)
-def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
-    if lab.locust_url:
-        locust_status(lab.locust_url)
-    snap = lab.load.snapshot(window_s=0)
-    if lab.load.running != drawn_running:
+def _status(lab: LabPort, drawn_running: bool, controls: bool = True) -> None:
+    if lab.server_facts().locust_url:
+        locust_status(lab.server_facts().locust_url)
+    snap = lab.traffic_snapshot(window_s=0)
+    if lab.traffic().running != drawn_running:
         st.rerun(scope="app")  # buttons and form follow a run that ended (or started elsewhere)
     if snap.spec is None:
         st.caption("No traffic has run yet.")
         return
     now = time.time()
-    window = cache_of(lab).get(("traffic-status", lab.load.running, lab.load.runs), now,
-                               lambda: lab.load.window(now - STATUS_S, now))  # once per tick for every session
+    window = cache_of(lab).get(("traffic-status", lab.traffic().running, lab.traffic().runs), now,
+                               lambda: lab.traffic_window(now - STATUS_S, now))  # once per tick for every session
     everything = window.get(ALL) or {}
     failed = int(everything.get("failed") or 0)
     since = time.strftime("%H:%M:%S", time.localtime(snap.started_at)) if snap.started_at else "?"
@@ -163,7 +163,7 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
     failing = snap.running and share is not None and share >= FAILING_SHARE
     if failing:  # running, and failing: never a calm blue box
         state = f"**Running — {percent(share)} of requests failing**"
-    pid = lab.load.worker.pid if controls and can_operate() else None  # process ids are for the operator (not /demo)
+    pid = lab.traffic().worker_pid if controls and can_operate() else None  # process ids are for the operator (not /demo)
     source = f"the built-in generator (its own process, PID {pid})" if pid else "the built-in generator"
     (st.warning if failing else st.info)(
         f"{state} against `{snap.spec.model}` since {since} ({snap.elapsed_s:,.0f} s): "
@@ -179,8 +179,8 @@ def _status(lab: Lab, drawn_running: bool, controls: bool = True) -> None:
         st.caption(f"Per class over the last {STATUS_S} s (whole seconds); send lateness over the run.")
     if failed:  # the failures in their own words, and what the server counted over the same window
         targets = sorted(load_targets(snap.spec))
-        server = cache_of(lab).get(("traffic-status-server", lab.load.runs, *targets), now,
-                                   lambda: {m: lab.metrics.window(m, now - STATUS_S, now) for m in targets})
+        server = cache_of(lab).get(("traffic-status-server", lab.traffic().runs, *targets), now,
+                                   lambda: {m: lab.measure(m, now - STATUS_S, now).server for m in targets})
         st.warning("  \n".join(failure_lines(everything, server, STATUS_S)))
     watching = viewers()
     if controls and watching:
@@ -225,7 +225,7 @@ def status_rows(spec, window: dict, summary: dict, started_at: float | None = No
 STREAMED = ("responses_rps", "first_p50_ms", "first_p99_ms", "gap_p50_ms", "gap_p99_ms")  # decoupled models
 
 
-def _start(lab: Lab, form: TrafficForm, config: ModelConfig | None = None) -> None:
+def _start(lab: LabPort, form: TrafficForm, config: ModelConfig | None = None) -> None:
     try:
         lab.start_traffic(build_spec(form, config))
     except (ValueError, RuntimeError) as exc:

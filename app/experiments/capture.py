@@ -5,8 +5,7 @@ import dataclasses
 import math
 import time
 
-from app.experiments.meter import MeasuredWindow
-from app.experiments.store.database import Experiment
+from app.store.database import Experiment
 from app.timeline.figures import Figures
 from loadgen.stats import ALL
 from app.metrics.catalog import fmt, label
@@ -32,34 +31,29 @@ def capture(label_text: str, model: str, config_text: str, spec, figures: Figure
 
 def save_run(lab, label: str, now: float | None = None) -> Experiment:
     """Store the lab's current (or last) traffic run since the model's last config change, and return it."""
-    snap = lab.load.snapshot(window_s=0)
+    snap = lab.traffic_snapshot(window_s=0)
     if snap.spec is None or snap.started_at is None:
         raise ValueError("no traffic has run yet: start traffic, then save it as an experiment")
     model = snap.spec.model
     now = time.time() if now is None else now
-    change = lab.markers.last_change(model)
+    change = lab.last_change(model)
     start = max(snap.started_at + snap.spec.warmup_s, change.settled + 1.0 if change else 0.0)
     end = min(now, snap.started_at + snap.elapsed_s)
     if end - start < 2.0:
         raise ValueError("less than 2 s of traffic since the last config change: let it run, then save")
     figures = lab.measure(model, start, end, include_held=False)
-    reloads = [[m.t, m.end] for m in lab.markers.list(model, since=snap.started_at) if m.band and m.end is not None
+    reloads = [[m.t, m.end] for m in lab.markers(model, since=snap.started_at) if m.band and m.end is not None
                and m.t < end]
-    exp = capture(label.strip() or f"{model} run", model, lab.config.current_text(model), snap.spec, figures,
+    exp = capture(label.strip() or f"{model} run", model, lab.served_text(model), snap.spec, figures,
                   _seconds(lab, model, snap.started_at, start, end), reloads, since=change.text if change else "")
-    return lab.experiments.get(lab.experiments.add(exp))
+    return lab.run(lab.add_run(exp))
 
 
 def _seconds(lab, model: str, run_start: float, t0: float, t1: float) -> list[dict]:
     """Return the run's seconds inside [t0, t1) as measurement windows: client buckets (with every latency)
     and the counter differences of the polls that ended in each second."""
-    out = []
-    for k in range(math.ceil(t0 - run_start), math.floor(t1 - run_start)):
-        a = run_start + k
-        buckets = lab.load.buckets(a, a + 1.0, model)[0]
-        delta, batches = lab.metrics.delta(model, a, a + 1.0)
-        out.append(MeasuredWindow(a, a + 1.0, buckets, delta, batches).to_dict())
-    return out
+    first, last = run_start + math.ceil(t0 - run_start), run_start + math.floor(t1 - run_start)
+    return [w.to_dict() for w in lab.recorded_windows(model, first, last)]
 
 
 def compare(a: Experiment, b: Experiment) -> list[dict]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 
 from app.experiments.ab.comparison import ABPlan, load_trials
 from app.experiments.sweep.space import SearchSpace
-from app.experiments.store.database import FAILED, RUNNING, Study
+from app.store.database import FAILED, RUNNING, Study
 from app.experiments.sweep.sweeper import Point, load_points
 
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from app.experiments.store.stored_rows import RowReader
+from app.store.stored_rows import RowReader
 from app.timeline.figures import Figures
 from app.text_limits import check_label
 
@@ -130,7 +130,7 @@ class ExperimentStore:
                     db.execute(f"ALTER TABLE experiments ADD COLUMN {name} {decl}")
 
     # --- runs -------------------------------------------------------------------------------------------
-    def add(self, exp: Experiment) -> int:
+    def add_run(self, exp: Experiment) -> int:
         """Store an experiment and return its id; ValueError when its label is longer than MAX_LABEL_CHARS."""
         check_label(exp.label, "the run's label")
         row = asdict(exp)
@@ -144,7 +144,7 @@ class ExperimentStore:
                              tuple(row.values()))
             return int(cur.lastrowid)
 
-    def list(self, model: str | None = None, kind: str | None = "run", study_id: int | None = None
+    def runs(self, model: str | None = None, kind: str | None = "run", study_id: int | None = None
              ) -> list[Experiment]:
         """Return experiments, newest first: saved runs by default, or one study's runs (oldest first)."""
         where, args = [], []
@@ -162,7 +162,7 @@ class ExperimentStore:
         with self._connect() as db:
             return [_experiment(r) for r in db.execute(query, args)]
 
-    def get(self, exp_id: int) -> Experiment:
+    def run(self, exp_id: int) -> Experiment:
         """Return one experiment; KeyError when there is none."""
         with self._connect() as db:
             row = db.execute("SELECT * FROM experiments WHERE id = ?", (exp_id,)).fetchone()
@@ -170,7 +170,7 @@ class ExperimentStore:
             raise KeyError(f"no experiment {exp_id}")
         return _experiment(row)
 
-    def relabel(self, exp_id: int, label: str) -> None:
+    def relabel_run(self, exp_id: int, label: str) -> None:
         """Give an experiment a new label."""
         if not label.strip():
             raise ValueError("a label cannot be empty")
@@ -178,7 +178,7 @@ class ExperimentStore:
         with self._lock, self._connect() as db:
             db.execute("UPDATE experiments SET label = ? WHERE id = ?", (label.strip(), exp_id))
 
-    def delete(self, exp_id: int) -> None:
+    def delete_run(self, exp_id: int) -> None:
         """Remove one experiment."""
         with self._lock, self._connect() as db:
             db.execute("DELETE FROM experiments WHERE id = ?", (exp_id,))

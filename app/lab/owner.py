@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from app.lab import Lab
+from app.lab.root import Lab
 
 Factory = Callable[[], Lab]
 

@@ -1,1 +1,0 @@
-"""The experiment store: saved runs and studies in SQLite, read back defensively."""
