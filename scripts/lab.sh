@@ -3,12 +3,11 @@
 #   scripts/lab.sh app    open the dashboard on the embedded tritonserver (127.0.0.1)
 #                         (TBL_SERVER=docker: on a Triton container; a Docker daemon is started when none answers)
 #                         .venv gets requirements.txt: the runtime set, no test tools
-#   scripts/lab.sh test   run the whole test suite (installs Debian chromium, prometheus and docker.io when
-#                         missing; starts a Docker daemon for the tests when none answers, and stops it after)
-#                         two passes, at once on an idle host where a cgroup can be made, else one after another: the
-#                         tests on parallel workers, and the quiet ones (see run_passes)
+#   scripts/lab.sh test   run the whole test suite, its three tiers (tests/unit, tests/contract, tests/smoke) on
+#                         parallel workers; installs Debian chromium, prometheus and docker.io when missing and starts
+#                         a Docker daemon for the tests when none answers (and stops it after)
 #                         .venv gets requirements.txt and requirements-test.txt
-#   scripts/lab.sh test --quick [args]   the unit tests only (no server, browser or Docker), for iteration
+#   scripts/lab.sh test --unit [args]    the unit tier only (no server, browser or Docker; --quick says the same)
 #   scripts/lab.sh test ARGS...          one pytest run with ARGS (a path, -k, -n 4 ...), as given
 # Every install is `pip install --require-hashes` with the pip that requirements.txt pins, itself installed by
 # hash first: what runs is exactly what the lock files name (requirements.in says how they are compiled).
@@ -135,12 +134,7 @@ ensure_docker() {
   fi
   if [ "$(id -u)" != 0 ]; then echo "note: no Docker daemon answers and starting one needs root" >&2; return; fi
   mkdir -p .lab
-  # In the cgroup of the first pass, when there is one (its containers too: a cgroup parent without a leading
-  # slash is made under the daemon's own), so that its builds and containers yield to the quiet tests as it does.
-  local parent=()
-  [ -n "$PASS_CGROUP" ] && parent=(--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent tbl-containers)
-  in_pass_cgroup /usr/sbin/dockerd --bridge=none --iptables=false --ip6tables=false "${parent[@]}" \
-    >.lab/dockerd.log 2>&1 &
+  /usr/sbin/dockerd --bridge=none --iptables=false --ip6tables=false >.lab/dockerd.log 2>&1 &
   DOCKERD_PID=$!
   trap_exit
   for _ in $(seq 1 60); do
@@ -157,127 +151,17 @@ stop_docker() {
   kill -9 "$DOCKERD_PID" 2>/dev/null || true
 }
 
-# The first pass runs in a cgroup of its own with a quarter of a process's CPU weight (cgroup v1 `cpu.shares` 256 of
-# 1024, v2 `cpu.weight` 25 of 100): everything it starts, at any depth and in any session (tritonservers, dashboards,
-# Chromium, the containers of a daemon this run starts), yields the cores to the quiet tests when they want them,
-# so these run as if nearly alone, and the first pass takes the rest. A probe counting 3 M integers and timing 2,000
-# sleeps of 1 ms: 0.19-0.20 s beside `stress-ng --cpu 4` in such a cgroup (shares 128 and 256), as alone (0.19 s).
-# Not `cpu.idle`: a quiet test that kept both cores busy stalled the first pass outright, and its browser tests
-# failed their 60-90 s waits in three runs of three (docs/MEASUREMENTS.md#the-test-suite). Needs root and cgroup
-# v1's cpu hierarchy or v2's cpu controller at the root, and a host with nothing else running: beside other work the
-# first pass would have a core less than its tests were measured with (scripts/host_speed.py --busy); elsewhere the
-# passes run one after the other.
-PASS_CGROUP=""
-AT_ONCE_WORKERS=1  # quiet tests at once after the first pass, where the passes run at once (host_speed.py --at-once)
-make_pass_cgroup() {
-  local dir file weight
-  for dir in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
-    [ -w "$dir" ] && [ -f "$dir/cgroup.procs" ] || continue
-    dir="$dir/tbl-first-pass-$$"
-    if mkdir "$dir" 2>/dev/null; then
-      if [ -f "$dir/cpu.shares" ]; then file=cpu.shares weight=256; else file=cpu.weight weight=25; fi
-      if echo "$weight" > "$dir/$file" 2>/dev/null; then PASS_CGROUP=$dir; trap_exit; return; fi
-      rmdir "$dir" 2>/dev/null || true
-    fi
-  done
-}
-
-in_pass_cgroup() {
-  # Run "$@" in the first pass's cgroup when there is one (as it is, where there is none).
-  if [ -n "$PASS_CGROUP" ]; then echo "$BASHPID" > "$PASS_CGROUP/cgroup.procs"; fi
-  exec "$@"
-}
-
 trap_exit() {
-  # clean_up on any exit, a signal's too (bash runs no EXIT trap when a signal it does not trap ends it)
-  trap clean_up EXIT
+  # stop the daemon this run started on any exit, a signal's too (bash runs no EXIT trap when a signal it does not
+  # trap ends it)
+  trap stop_docker EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 }
 
-clean_up() {
-  # On exit: the daemon this run started, then the first pass's cgroup and those the daemon made in it, deepest first.
-  stop_docker
-  [ -n "$PASS_CGROUP" ] || return 0
-  local pid
-  for _ in $(seq 1 20); do  # a process that was still starting is moved on the next round
-    while read -r pid; do echo "$pid" > "$(dirname "$PASS_CGROUP")/cgroup.procs" 2>/dev/null || true; done \
-      < <(find "$PASS_CGROUP" -name cgroup.procs -exec cat {} + 2>/dev/null)
-    find "$PASS_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
-    [ -d "$PASS_CGROUP" ] || return 0
-    sleep 0.25
-  done
-  echo "note: could not remove the cgroup $PASS_CGROUP" >&2
-  return 0
-}
-
-# Workers of the first pass; of the second, when it runs after the first: the quiet tests' margins hold beside one
-# busy core, and a second quiet test is that core (tests/conftest.py QUIET) on a host as quick as ours; on a slower
-# one (scripts/host_speed.py) each runs alone. Beside the first pass one at a time (tests/quiet_lane.py), four at
-# once after it.
+# Workers of the whole run: each contract worker has its own tritonserver, ports and state folder (tests/servers.py);
+# four keep two cores busy while servers load and pages draw (docs/TESTS.md)
 TEST_WORKERS=${TBL_TEST_WORKERS:-4}
-# The quiet pass's options: the tests in tests/conftest.py's order, its TAIL_LANES last (xdist's default hands out
-# its groups largest first, which would hand the lanes, three tests each, out before every other quiet test).
-QUIET_PASS=(--dist loadgroup --no-loadscope-reorder -m quiet)
-
-marks() {
-  # how many files PREFIX.* there are (a first-pass worker's mark: PREFIX.gwN)
-  find "$(dirname "$1")" -maxdepth 1 -name "$(basename "$1").*" | wc -l
-}
-
-run_passes() {
-  # Each worker has its own tritonserver, ports and state folder (tests/conftest.py); both passes always run. With
-  # a cgroup of low weight they run at once: the quiet pass in the open, the first pass in the cgroup.
-  local rc=0 log quiet_pid running quiet
-  # quiet tests at once in a pass of their own (after the first pass, or once it ends): host_speed.py's answer
-  if [ -z "$PASS_CGROUP" ]; then
-    quiet=${TBL_QUIET_WORKERS:-$(.venv/bin/python scripts/host_speed.py || echo 1)}
-    echo "== pass 1 of 2: every test not marked quiet, on $TEST_WORKERS workers"
-    .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet" || rc=$?
-    echo "== pass 2 of 2: the quiet tests (timing of a live system), on $quiet workers"
-    .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" || rc=$((rc ? rc : $?))
-  else
-    # one quiet test at a time beside the first pass (tests/quiet_lane.py): beside its start (four servers, two
-    # browsers) and a second quiet test, the 20 ms A/B's p99 spiked to 112 ms in a trial (2026-12-03); two at once
-    # beside it failed a scenario's tail and a sweep's operating point (2026-12-04); once it ends, four at once on a
-    # quick host (host_speed.py --at-once: the cores were 65-90 % idle with two)
-    quiet=${TBL_QUIET_WORKERS:-$AT_ONCE_WORKERS}
-    log=$(mktemp "${TMPDIR:-/tmp}/tbl-quiet-pass-XXXXXX.log")
-    running=$(mktemp "${TMPDIR:-/tmp}/tbl-first-pass-running-XXXXXX")
-    echo "== both passes at once: the quiet tests (timing of a live system) one at a time, on $quiet workers" \
-      "once the first pass ends, their report below when both end; every other test on" \
-      "$TEST_WORKERS workers in the low-weight cgroup $PASS_CGROUP"
-    # the first pass first: once its workers have collected (each says so in $running.collected.gwN), the quiet
-    # pass. Started together, the quiet pass's first test (a server, a dashboard, Chromium) took the cores at full
-    # weight while the first pass's workers collected in their low-weight cgroup: its first test came 9-13 s after
-    # the quiet pass's (2026-12-05)
-    (TBL_FIRST_PASS_COLLECTED=$running.collected TBL_FIRST_PASS_DONE=$running.done \
-      in_pass_cgroup .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup -m "not quiet") &
-    first_pid=$!
-    for _ in $(seq 1 240); do  # 60 s at most: a pass that cannot collect ends, and says why, itself
-      [ "$(marks "$running.collected")" -ge "$TEST_WORKERS" ] && break
-      kill -0 "$first_pid" 2>/dev/null || break
-      sleep 0.25
-    done
-    TBL_FIRST_PASS_RUNNING=$running .venv/bin/python -m pytest -n "$quiet" "${QUIET_PASS[@]}" >"$log" 2>&1 &
-    quiet_pid=$!
-    # the first pass has ended once each worker has ended its last test and stopped its servers ($running.done.gwN):
-    # the quiet tests go on while pytest reports
-    until [ "$(marks "$running.done")" -ge "$TEST_WORKERS" ] || ! kill -0 "$first_pid" 2>/dev/null; do
-      sleep 0.25
-    done
-    rm -f "$running"
-    echo "== the first pass ended its last test at $(date +%T); the quiet tests go on at once"
-    wait "$first_pid" || rc=$?
-    wait "$quiet_pid" || rc=$((rc ? rc : $?))
-    rm -f "$running".*
-    echo "== the quiet pass (ended $(date +%T))"
-    cat "$log"
-    rm -f "$log"
-  fi
-  [ "$rc" = 0 ] || echo "the tests failed (see above)" >&2
-  return "$rc"
-}
 
 case "${1:-}" in
   app)
@@ -297,44 +181,25 @@ case "${1:-}" in
     ;;
   test)
     # Python writes its bytecode (git-ignored __pycache__): with PYTHONDONTWRITEBYTECODE set, as on these machines,
-    # every worker, dashboard and CLI of the run compiled the lab's modules again and pytest rewrote every test
-    # module in each of its processes (collection: 16.6 s -> 7.0 s of CPU a process)
+    # every worker, dashboard and CLI of the run compiled the lab's modules again
     unset PYTHONDONTWRITEBYTECODE
-    packages=""
-    if [ "${2:-}" != --quick ]; then  # Debian's packages install while pip fills the venv (about a minute saved)
-      ensure_test_packages &
-      packages=$!
+    if [ "${2:-}" = --unit ] || [ "${2:-}" = --quick ]; then
+      setup_venv test
+      exec .venv/bin/python -m pytest -n 2 tests/unit "${@:3}"
     fi
+    ensure_test_packages &  # Debian's packages install while pip fills the venv
+    packages=$!
     setup_venv test
-    if [ "${2:-}" = --quick ]; then  # tests/conftest.py marks every test that starts or drives a process live
-      exec .venv/bin/python -m pytest -n 2 -m "not live" "${@:3}"
-    fi
     wait "$packages"
-    # both passes at once only on a host with nothing else running (scripts/host_speed.py --busy says why)
-    if [ $# -le 1 ] && [ "$(.venv/bin/python scripts/host_speed.py --busy || echo busy)" = idle ]; then
-      make_pass_cgroup
-      # the host's pace while it is idle, as --busy just found it: later, beside the Docker daemon's start and the
-      # collection below, all five tries read 0.25-0.30 s once where the others read 0.14-0.17 s (ci241, 2026-12-05)
-      [ -z "$PASS_CGROUP" ] || AT_ONCE_WORKERS=$(.venv/bin/python scripts/host_speed.py --at-once || echo 1)
-    fi
-    # one collection first, while the Docker daemon starts: it writes the bytecode of the lab, of the tests
-    # (pytest's rewritten modules) and of the packages they import, which the eight workers of the two passes then
-    # read instead of each compiling all of it at once on two cores (a cold collection 6.2 s of CPU, a warm 2.5 s).
-    # In two halves at once, one core each: 5.8 s where the whole took 8.8 s on one (2026-12-05)
-    collecting=()
-    if [ $# -le 1 ]; then
-      .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider tests/ui tests/experiments >/dev/null 2>&1 &
-      collecting+=($!)
-      .venv/bin/python -m pytest --collect-only -q -p no:cacheprovider --ignore=tests/ui --ignore=tests/experiments \
-        >/dev/null 2>&1 &
-      collecting+=($!)
-    fi
+    # the lab's and the tests' bytecode once, while the Docker daemon starts, not in every worker at once
+    .venv/bin/python -m compileall -q -j 2 app loadgen tests lab_pages bench >/dev/null 2>&1 &
+    compiling=$!
     ensure_docker
-    for pid in "${collecting[@]}"; do wait "$pid" || true; done  # errors in collecting are the passes' to report
+    wait "$compiling" || true
     if [ $# -gt 1 ]; then
       .venv/bin/python -m pytest "${@:2}"
     else
-      run_passes
+      .venv/bin/python -m pytest -n "$TEST_WORKERS" --dist loadgroup
     fi
     ;;
   *)

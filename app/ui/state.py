@@ -10,7 +10,7 @@ from app.server.launcher import seal_process
 
 
 def get_lab() -> LabPort:
-    """Return the one LabPort of this process (starts the embedded server on first use, with a spinner meanwhile).
+    """Return the one Lab of this process (starts the embedded server on first use, with a spinner meanwhile).
 
     Not a st.cache_resource: any session may clear Streamlit's caches, and that must not build a second Lab.
     """

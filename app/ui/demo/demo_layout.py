@@ -39,7 +39,7 @@ h1 {font-size: 1.7rem !important; padding: 0 0 0.2rem 0 !important;}
 def demo_page(lab: LabPort) -> None:
     """Draw /demo: the title, then the screen (which redraws itself every REFRESH_S)."""
     st.html(CSS)
-    st.title("Triton Batching LabPort — live")
+    st.title("Triton Batching Lab — live")
     _screen(lab)
 
 

@@ -23,7 +23,7 @@ from app.ui.state import get_lab
 
 
 def lab_or_stop(prompt: bool = True) -> LabPort:
-    """Return the shared LabPort, or show why the server is not there and stop the page (prompt: the token field)."""
+    """Return the shared Lab, or show why the server is not there and stop the page (prompt: the token field)."""
     if prompt:
         token_prompt()
     try:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from app.lab.ports import LabPort
 from app.metrics.stats_source import STATISTICS
-from app.server.control_mode import ControlMode, detect
+from app.server.control_mode import ControlMode
 from app.server.status import ServerStatus
 from app.ui.access import can_operate
 from app.ui.text import redacted
@@ -21,36 +21,37 @@ def server_panel(lab: LabPort, allow_restart: bool = True, control_mode: Control
     """Show the server's version, addresses, backend, model control, figures' source and models; offer a restart of
     a server the lab started."""
     status = lab.status()
-    backend = lab.server_facts().backend
+    facts = lab.server_facts()
+    backend, endpoint = facts.backend, facts.endpoint
     operator = can_operate()
-    mode = control_mode or getattr(lab, "control_mode", None) or detect(lab.server_facts().endpoint, lab.server_facts().repository)
-    kind = lab.server_facts().description if lab.server_facts().embedded else "remote (TRITON_URL)"
-    if not operator:  # describe() names the process id or the container
-        kind = f"the lab's own tritonserver ({backend})" if lab.server_facts().embedded else "remote (TRITON_URL)"
+    mode = control_mode or facts.control
+    kind = facts.description if facts.embedded else "remote (TRITON_URL)"
+    if not operator:  # the description names the process id or the container
+        kind = f"the lab's own tritonserver ({backend})" if facts.embedded else "remote (TRITON_URL)"
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Server", "ready" if status.ready else ("up" if status.up else "down"))
     c2.metric("Triton version", status.version or "—")
     c3.metric("Backend", backend)
     c4.metric("Model control", mode.mode)
     if operator:
-        st.markdown(f"**{kind}** — HTTP `{lab.server_facts().endpoint.http_url}` · gRPC `{lab.server_facts().endpoint.grpc_url}` · "
-                    f"metrics `{lab.server_facts().endpoint.metrics_url}`")
+        st.markdown(f"**{kind}** — HTTP `{endpoint.http_url}` · gRPC `{endpoint.grpc_url}` · "
+                    f"metrics `{endpoint.metrics_url}`")
     else:
         st.markdown(f"**{kind}** — its addresses, paths and logs are shown to the operator only.")
     if not status.up:
         st.error(status.error if operator else redacted(status.error))
-        if lab.server_facts().embedded and operator:
+        if facts.embedded and operator:
             st.code(lab.server_log(), language="text")
     else:
         if status.error:  # up, but something could not be asked (a locked repository index: the key is missing)
             st.warning(status.error if operator else redacted(status.error))
         models_table(status, operator)
-    control_panel(mode, lab.server_facts().repository, operator)
+    control_panel(mode, facts.repository, operator)
     figures_source(lab, operator)
     if backend == "docker" and operator:
         with st.expander("Container log (last 40 lines, refreshed every 2 s)"):
             container_log(lab)
-    if lab.server_facts().embedded and allow_restart:
+    if facts.embedded and allow_restart:
         restart_control(lab)
 
 
