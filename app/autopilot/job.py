@@ -258,7 +258,7 @@ def record_of(figures: Figures, settings: ModelSettings, decision: Decision, roo
               outlook: Outlook | None = None) -> dict:
     """Return what a study keeps of one judged window: the figures, the knobs served, the GPU room, the forecast's
     outlook and the decision (what replay() feeds the autopilot again)."""
-    record = {"figures": {"t0": figures.t0, "t1": figures.t1, "client": figures.client, "server": figures.server},
+    record = {"figures": figures.to_dict(),
               "serving": _serving(settings), "no_room": room, "decision": decision.to_dict()}
     if outlook is not None:
         record["outlook"] = outlook.to_dict()

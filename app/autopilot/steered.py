@@ -20,7 +20,6 @@ from app.metrics.meter import merged
 from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TraceScore, score
 from app.experiments.trace.play import TraceLoad, play
-from loadgen.behind import behind_in
 from loadgen.rate_trace.trace_load import played_s
 from loadgen.stats import slas_of
 
@@ -82,7 +81,7 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
     result: AutopilotResult = out["result"]
     served = [(t, n) for rec in job.records for t, n in served_counts(rec)]
     counts = tuple(count_at(served, start_count, (w.t0 + w.t1) / 2) for w in windows)
-    judged = score(windows, played_s(spec.arrival), sla_ms, list(counts), behind_in(merged(windows).client()))
+    judged = score(windows, played_s(spec.arrival), sla_ms, list(counts), merged(windows).figures().behind())
     return SteeredRun(judged, result, counts)
 
 

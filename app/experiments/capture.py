@@ -7,7 +7,6 @@ import time
 
 from app.store.database import Experiment
 from app.timeline.figures import Figures
-from loadgen.stats import ALL
 from app.metrics.catalog import fmt, label
 
 SERVER_KEYS = ("infer_rps", "avg_batch", "queue_share", "queue_us", "compute_input_us", "compute_infer_us",
@@ -25,7 +24,7 @@ def capture(label_text: str, model: str, config_text: str, spec, figures: Figure
     outcome = {"window": "since the last config change" + (f" ({since})" if since else "") + ", to the run's end",
                "seconds": figures.seconds}
     return Experiment(label_text, model, config_text, figures.t0, figures.t1, dataclasses.asdict(spec),
-                      dict(figures.client), server, seed=spec.seed, windows=list(windows), reloads=list(reloads),
+                      figures.client_dicts(), server, seed=spec.seed, windows=list(windows), reloads=list(reloads),
                       outcome=outcome)
 
 
@@ -57,16 +56,10 @@ def _seconds(lab, model: str, run_start: float, t0: float, t1: float) -> list[di
 
 
 def compare(a: Experiment, b: Experiment) -> list[dict]:
-    """Return rows metric | A | B | change, client metrics first (they are the authority for p99); no verdict."""
-    ca, cb = _mapping(_mapping(a.client).get(ALL)), _mapping(_mapping(b.client).get(ALL))
-    rows = [_row(key, ca.get(key), cb.get(key)) for key in CLIENT_KEYS]
-    rows += [_row(key, _mapping(a.server).get(key), _mapping(b.server).get(key)) for key in SERVER_KEYS]
-    return rows
-
-
-def _mapping(value) -> dict:
-    """Return value when it is a mapping, else {} (a run read from a damaged row shows '—', never raises)."""
-    return value if isinstance(value, dict) else {}
+    """Return rows metric | A | B | change, client metrics first (they are the authority for p99); no verdict. A run
+    read from a damaged row shows '—' where a figure cannot be read, never raises."""
+    fa, fb = a.window(), b.window()
+    return [_row(key, fa.get(key), fb.get(key)) for key in (*CLIENT_KEYS, *SERVER_KEYS)]
 
 
 def _number(value) -> float | None:

@@ -32,7 +32,7 @@ class ABRecord:
 
     study: Study
     plan: ABPlan | None  # None: the definition cannot be read, and broken says why
-    trials: dict = field(default_factory=dict)  # arm -> trial -> figures (ab.load_trials)
+    trials: dict = field(default_factory=dict)  # arm -> trial -> ab.trial.Trial (ab.load_trials)
     problems: tuple[str, ...] = ()
     broken: str = ""
 

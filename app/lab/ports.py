@@ -265,8 +265,8 @@ class Store(Protocol):
         """Store a study; return its id."""
 
     def update_study(self, study_id: int, *, status: str | None = None, result: dict | None = None,
-                     note: str | None = None, definition: dict | None = None) -> None:
-        """Change a stored study's status, result, note or definition."""
+                     note: str | None = None, label: str | None = None, owner: str | None = None) -> None:
+        """Change a stored study's status (ending it unless running), result, note, label or owner."""
 
     def delete_study(self, study_id: int) -> None:
         """Delete a study and its runs."""

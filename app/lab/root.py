@@ -364,7 +364,7 @@ class Lab:
         spec = self._load.spec
         figures = measure(self._metrics, self._load, model, t0, t1, include_held)
         if ALL in figures.client and model in load_targets(spec):  # what the current run asks to send
-            row = {**figures.client[ALL], "target_rps": target_rate(spec, (t0, t1), self._load.last_started_at)}
+            row = replace(figures.row(), target_rps=target_rate(spec, (t0, t1), self._load.last_started_at))
             figures = replace(figures, client={**figures.client, ALL: row})  # a new value: Figures stays frozen
         return figures
 
@@ -435,9 +435,9 @@ class Lab:
         return self._store.add_study(study)
 
     def update_study(self, study_id: int, *, status: str | None = None, result: dict | None = None,
-                     note: str | None = None, definition: dict | None = None) -> None:
-        """Change a stored study's status, result, note or definition."""
-        self._store.update_study(study_id, status=status, result=result, note=note, definition=definition)
+                     note: str | None = None, label: str | None = None, owner: str | None = None) -> None:
+        """Change a stored study's status (ending it unless running), result, note, label or owner."""
+        self._store.update_study(study_id, status=status, result=result, note=note, label=label, owner=owner)
 
     def delete_study(self, study_id: int) -> None:
         """Delete a study and its runs."""

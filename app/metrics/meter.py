@@ -18,8 +18,10 @@ from app.metrics.deltas import counter_deltas
 from app.metrics.scrape import ModelValues, fetch_text, parse_metrics
 from app.metrics.statistics_api import ModelStats, batch_delta, merge_hist, parse_stats, stats_url
 from app.metrics.window import CounterDelta, server_figures
+from app.timeline.figures import Figures
+from app.timeline.sides import ClientFigures, ServerFigures, client_rows
 from loadgen.records import Record
-from loadgen.stats import ALL, Bucket, is_good, window_rows
+from loadgen.stats import Bucket, is_good, window_rows
 
 FLUSH_LAG_S = 0.12  # the generator hands records over every 50 ms: wait this long past an edge
 
@@ -53,20 +55,17 @@ class MeasuredWindow:
         """Return the window's length."""
         return self.t1 - self.t0
 
-    def client(self) -> dict[str, dict]:
+    def client(self) -> dict[str, ClientFigures]:
         """Return per-class (and 'all') client figures: counts, rates, merged-sample percentiles."""
-        return window_rows(self.buckets, self.seconds) if self.buckets else {}
+        return client_rows(window_rows(self.buckets, self.seconds) if self.buckets else {})
 
-    def server(self) -> dict:
+    def server(self) -> ServerFigures:
         """Return the catalog's server figures from the counter differences, with the batch sizes."""
-        out = server_figures(self.delta)
-        out["batch_hist"] = dict(sorted(self.batches.items()))
-        return out
+        return ServerFigures.from_dict({**server_figures(self.delta), "batch_hist": dict(sorted(self.batches.items()))})
 
-    def figures(self) -> dict:
-        """Return {'client': per class, 'server': figures, 't0', 't1', 'seconds'}."""
-        return {"t0": self.t0, "t1": self.t1, "seconds": self.seconds, "client": self.client(),
-                "server": self.server(), "reset": self.reset}
+    def figures(self, model: str = "") -> Figures:
+        """Return the window's figures (app.timeline.figures.Figures): client per class, server, whether it reset."""
+        return Figures(model, self.t0, self.t1, self.server(), self.client(), self.reset)
 
     def to_dict(self) -> dict:
         """Return JSON-ready values: buckets with their latency samples, counter differences, batch sizes."""
@@ -186,10 +185,9 @@ def steady(windows: list[MeasuredWindow], tolerance: float, min_samples: int, mi
     """
     if len(windows) < min_windows:
         return False, math.inf
-    whole = merged(windows).client().get(ALL) or {}
-    before = merged(windows[:-1]).client().get(ALL) or {}
-    if whole.get("latency_n", 0) < min_samples or not before.get("p99_ms") or not before.get("throughput_rps"):
+    whole, before = merged(windows).figures().row(), merged(windows[:-1]).figures().row()
+    if whole.latency_n < min_samples or not before.p99_ms or not before.throughput_rps:
         return False, math.inf
-    change = max(abs(whole["p99_ms"] - before["p99_ms"]) / before["p99_ms"],
-                 abs(whole["throughput_rps"] - before["throughput_rps"]) / before["throughput_rps"])
+    change = max(abs(whole.p99_ms - before.p99_ms) / before.p99_ms,
+                 abs(whole.throughput_rps - before.throughput_rps) / before.throughput_rps)
     return bool(change <= tolerance), float(change)  # plain types: the result is stored and charted as JSON

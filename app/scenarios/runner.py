@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
@@ -20,7 +20,9 @@ from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
 from app.scenarios.catalog import SCENARIOS
-from loadgen.behind import behind, behind_in, fell_behind, sent_behind
+from app.timeline.figures import Figures
+from app.timeline.sides import ClientFigures, ServerFigures
+from loadgen.behind import fell_behind, sent_behind
 from loadgen.limits import LIMITS
 from loadgen.spec import LoadSpec, validate
 from loadgen.spec_limits import check_stream
@@ -48,14 +50,14 @@ class ScenarioResult:
 
     def caution(self) -> str:
         """Return a warning naming the phases in which the load generator fell behind, else ''."""
-        return caution({name: f.client for name, f in self.figures.items()})
+        return caution(dict(self.figures))
 
     def to_dict(self) -> dict:
         return {"study_id": self.study_id, "scenario": self.name, "status": self.status, "note": self.note,
                 "passed": self.passed, "wall_s": self.wall_s,
                 "checks": [c.__dict__ for c in self.checks],
-                "phases": {k: {"client": f.client, "server": f.server, "findings": f.findings, "note": f.note}
-                           for k, f in self.figures.items()}}
+                "phases": {k: {"client": f.client_dicts(), "server": f.server.to_dict(), "findings": f.findings,
+                               "note": f.note} for k, f in self.figures.items()}}
 
 
 def start_scenario(lab, name: str, full: bool = False, on=None) -> None:
@@ -162,23 +164,23 @@ class _Phases(StudyDriver):
             windows = self.run_fixed(meter, phase.traffic, phase.warmup_s, phase.seconds, f"scenario phase {phase.name}")
             client = None
         whole = merged(windows)
-        figures = whole.figures()
+        figures = whole.figures(self.model)
         if client is not None:  # streamed generations: the client side is the streams', not the lab traffic's
-            figures["client"] = client
+            figures = replace(figures, client=client)
         findings = self._diagnose(config, whole) if phase.diagnose else []
         self.served[phase.name] = config
-        self.figures[phase.name] = PhaseFigures(self.model, whole.t0, whole.t1, figures["server"], figures["client"],
-                                                findings)
+        self.figures[phase.name] = PhaseFigures(self.model, whole.t0, whole.t1, figures.server, figures.client,
+                                                figures.reset, findings)
         self.lab.add_run(Experiment(
             f"{self.scenario.title}: {phase.name}", self.model, format_config(config), whole.t0, whole.t1,
-            spec_to_dict(phase.traffic), figures["client"], figures["server"], kind="phase", study_id=self.study_id,
-            point=phase.name, seed=phase.traffic.seed, windows=[w.to_dict() for w in windows],
+            spec_to_dict(phase.traffic), figures.client_dicts(), figures.server.to_dict(), kind="phase",
+            study_id=self.study_id, point=phase.name, seed=phase.traffic.seed, windows=[w.to_dict() for w in windows],
             outcome={"narration": phase.narration, "diagnosed": phase.diagnose, "findings": findings, "fix": fix}))
         self.state.done += 1
         self.state.log.append(_summary(phase, figures, findings))
         self.report()
 
-    def _stream(self, meter: Meter, phase: Phase) -> tuple[list, dict]:
+    def _stream(self, meter: Meter, phase: Phase) -> tuple[list, dict[str, ClientFigures]]:
         """Stream generations for the phase: drop the warm-up, measure `seconds` (server side in 1 s windows with
         exact edges; client side from the streams that ended inside); return the windows and the client row."""
         runner = StreamRunner(phase.traffic, self.lab.server_facts().endpoint.http_url).start()
@@ -190,8 +192,8 @@ class _Phases(StudyDriver):
         finally:
             records = runner.stop()
         row = stream_figures(records, t0, t1)
-        return windows, {ALL: {**row, "throughput_rps": row["requests_per_s"], "p50_ms": row["e2e_p50_ms"],
-                               "p99_ms": row["e2e_p99_ms"]}}
+        return windows, {ALL: ClientFigures.from_dict({**row, "throughput_rps": row["requests_per_s"],
+                                                       "p50_ms": row["e2e_p50_ms"], "p99_ms": row["e2e_p99_ms"]})}
 
     def _config(self, phase: Phase) -> tuple[object | None, str]:
         """Return the phase's config and, for a fix phase, the fix in words; (None, why) when there is none."""
@@ -215,29 +217,29 @@ class _Phases(StudyDriver):
 
 
 
-def _summary(phase: Phase, figures: dict, findings: list[dict]) -> str:
+def _summary(phase: Phase, figures: Figures, findings: list[dict]) -> str:
     """Return the log line of a measured phase (its figures as the phase table shows them)."""
-    row = figures["client"].get(ALL) or {}
-    if "tokens_per_s" in row:
-        return (f"{phase.name}: {figure_text('tokens_per_s', row['tokens_per_s'])}, first token p50 "
-                f"{figure_text('ttft_p50_ms', row.get('ttft_p50_ms'))}, end-to-end p99 "
-                f"{figure_text('e2e_p99_ms', row.get('e2e_p99_ms'))}, {row['failures']:,} failed")
-    line = (f"{phase.name}: {figure_text('throughput_rps', row.get('throughput_rps') or 0)}, p50 "
-            f"{figure_text('p50_ms', row.get('p50_ms'))}, p99 {figure_text('p99_ms', row.get('p99_ms'))}, batch "
-            f"{figure_text('avg_batch', figures['server'].get('avg_batch'))}")
-    if (share := behind(row)) is not None:
+    row = figures.row()
+    if row.tokens_per_s is not None:  # streamed generations
+        return (f"{phase.name}: {figure_text('tokens_per_s', row.tokens_per_s)}, first token p50 "
+                f"{figure_text('ttft_p50_ms', row.ttft_p50_ms)}, end-to-end p99 "
+                f"{figure_text('e2e_p99_ms', row.e2e_p99_ms)}, {row.failures or 0:,} failed")
+    line = (f"{phase.name}: {figure_text('throughput_rps', row.throughput_rps or 0)}, p50 "
+            f"{figure_text('p50_ms', row.p50_ms)}, p99 {figure_text('p99_ms', row.p99_ms)}, batch "
+            f"{figure_text('avg_batch', figures.get('avg_batch'))}")
+    if (share := figures.behind()) is not None:
         line += f"; the load generator fell behind ({sent_behind(share)})"
     return line + (f"; diagnosis: {', '.join(f['pattern'] for f in findings) or 'nothing'}" if phase.diagnose else "")
 
 
-def caution(clients: dict[str, dict]) -> str:
-    """Return a warning naming the phases (phase -> client rows) in which the load generator fell behind its
+def caution(phases: dict[str, Figures]) -> str:
+    """Return a warning naming the phases (phase -> its figures) in which the load generator fell behind its
     schedule (loadgen.behind), else ''."""
-    slipped = [(phase, share) for phase, client in clients.items() if (share := behind_in(client)) is not None]
+    slipped = [(phase, share) for phase, figures in phases.items() if (share := figures.behind()) is not None]
     if not slipped:
         return ""
     which = "; ".join(f"{phase}: {sent_behind(share)}" for phase, share in slipped)
-    return (f"{fell_behind(len(slipped), len(clients), 'phases', which)}: the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
+    return (f"{fell_behind(len(slipped), len(phases), 'phases', which)}: the server saw a smoother, lighter load there than the scenario asks for, so the verdict rests on a "
             "different load. Run it again with less running beside it.")
 
 
@@ -247,19 +249,19 @@ def phase_table(runs: list[Experiment]) -> list[dict]:
     a column only some phases have (diagnosis, fix, generator behind) is '' in the others."""
     rows = []
     for run in runs:
-        outcome, server = run.outcome or {}, run.server
-        classes = [c for c in run.client if c != ALL] if len(run.client) > 2 else [ALL]
+        outcome, figures = run.outcome or {}, run.window()
+        classes = [c for c in figures.client if c != ALL] if len(figures.client) > 2 else [ALL]
         for cls in classes:
-            row = run.client.get(cls) or {}
+            row = figures.row(cls)
             rows.append({"phase": run.point, **({"class": cls} if cls != ALL else {}),
                          **_cells(row, _CLIENT_COLUMNS),
-                         **(_cells(row, _STREAM_COLUMNS) if "tokens_per_s" in row else {}),
-                         **_cells(server, _SERVER_COLUMNS),
+                         **(_cells(row, _STREAM_COLUMNS) if row.tokens_per_s is not None else {}),
+                         **_cells(figures.server, _SERVER_COLUMNS),
                          **({"diagnosis": ", ".join(f["pattern"] for f in outcome["findings"]) or "nothing"}
                             if outcome.get("diagnosed") else {}),
                          **({"fix applied": outcome["fix"]} if outcome.get("fix") else {}),
                          **({"generator behind": sent_behind(share)}
-                            if (share := behind_in(run.client)) is not None else {})})
+                            if (share := figures.behind()) is not None else {})})
     columns = list(dict.fromkeys(["phase", *(["class"] if any("class" in row for row in rows) else []),
                                   *(key for row in rows for key in row)]))  # every row every column, class second
     return [{column: row.get(column, "") for column in columns} for row in rows]
@@ -271,6 +273,6 @@ _STREAM_COLUMNS = {"tokens/s": "tokens_per_s", "TTFT p50 (ms)": "ttft_p50_ms", "
 _SERVER_COLUMNS = {"avg batch": "avg_batch", "queue (ms)": "queue_us", "compute (ms)": "compute_us"}  # µs shown in ms
 
 
-def _cells(figures: dict, columns: dict[str, str]) -> dict[str, str]:
+def _cells(figures: ClientFigures | ServerFigures, columns: dict[str, str]) -> dict[str, str]:
     """Return the columns' cells: each figure at its precision, without its unit (the header has it)."""
     return {column: figure_text(key, figures.get(key), unit=False) for column, key in columns.items()}

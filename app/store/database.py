@@ -19,6 +19,7 @@ from pathlib import Path
 
 from app.store.stored_rows import RowReader
 from app.timeline.figures import Figures
+from app.timeline.sides import ServerFigures, client_rows
 from app.text_limits import check_label
 
 _SCHEMA = """
@@ -59,8 +60,8 @@ class Experiment:
     started_at: float | None = None
     ended_at: float | None = None
     spec: dict = field(default_factory=dict)
-    client: dict = field(default_factory=dict)  # per traffic class: counts and p50/p90/p95/p99 ms
-    server: dict = field(default_factory=dict)  # catalog figures from counter differences over the run
+    client: dict = field(default_factory=dict)  # stored form (ClientFigures.to_dict) per traffic class; read: window()
+    server: dict = field(default_factory=dict)  # stored form (ServerFigures.to_dict) over the run; read: window()
     id: int | None = None
     kind: str = "run"  # run (saved by hand), point (of a sweep), trial (of an A/B comparison)
     status: str = DONE  # done, failed (the config could not be applied), interrupted
@@ -73,8 +74,9 @@ class Experiment:
     broken: str = ""  # what is wrong with the stored row ('' when it reads whole); never stored itself
 
     def window(self) -> Figures:
-        """Return the run's figures as the one figures type (app.timeline.figures.Figures)."""
-        return Figures(self.model, self.started_at or 0.0, self.ended_at or 0.0, self.server, self.client)
+        """Return the run's figures as the one figures type (app.timeline.figures.Figures), read from its columns."""
+        return Figures(self.model, self.started_at or 0.0, self.ended_at or 0.0, ServerFigures.from_dict(self.server),
+                       client_rows(self.client))
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from app.autopilot.pilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.diagnosis.patterns import WAITING_SHARE
 from app.timeline.figures import Figures
+from app.timeline.sides import ServerFigures, client_rows
 from app.config.knobs import MAX_INSTANCES, apply_knobs
 from app.metrics.catalog import MIN_SAMPLES
 from loadgen.stats import ALL
@@ -40,7 +41,7 @@ def fig(p99: float, t1: float, seconds: float = 10.0, n: int = 1000, queue_us: f
     server = {"queue_us": queue_us, "request_us": request_us, "compute_us": request_us - queue_us, "intervals": 10}
     if served is not None:
         server["request_rps"] = served
-    return Figures("m", T0 + t1 - seconds, T0 + t1, server, {ALL: row})
+    return Figures("m", T0 + t1 - seconds, T0 + t1, ServerFigures.from_dict(server), client_rows({ALL: row}))
 
 
 def pilot(**bounds) -> Autopilot:
@@ -191,7 +192,7 @@ def test_at_the_fewest_instances_the_delay_goes_back_toward_where_it_started():
 def test_a_real_windows_figures_are_read_like_any_window():
     rng = np.random.default_rng(4)
     measured = window(T0, 10.0, 200, 35.0, rng)  # log-normal latencies around 35 ms: p99 ≈ 70 ms
-    figures = Figures.from_dict(measured.figures(), "gpu_sim")
+    figures = measured.figures("gpu_sim")
     d = pilot().decide(figures, settings(2, 0), T0 + 10)
     assert figures.get("p99_ms") > SLA and d.kind == "add" and d.knobs == {"instance_count": 3}, (figures.get("p99_ms"),
                                                                                                    d.reason)
@@ -420,7 +421,7 @@ def window_of(rows: list[dict], t: int) -> Figures:
               "target_rps": rows[-1]["offered"]}  # what the schedule asks for now, as Lab.measure adds it
     server = {"queue_us": 1000 * wait, "request_us": 1000 * (wait + service), "request_rps": served / len(rows),
               "intervals": len(rows)}
-    return Figures("made_up", T0 + t - len(rows), T0 + t, server, {ALL: client})
+    return Figures("made_up", T0 + t - len(rows), T0 + t, ServerFigures.from_dict(server), client_rows({ALL: client}))
 
 
 def run_crowd(ap: Autopilot | None, instances: int, seconds: int = 400, every: int = 2, span: int = 10) -> dict:

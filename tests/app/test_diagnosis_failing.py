@@ -5,6 +5,7 @@ from app.config.settings import DynamicBatching, ModelSettings
 from app.diagnosis.patterns import FAILING_SHARE, Symptoms, diagnose, percent
 from app.diagnosis.diagnose import window_from
 from app.timeline.figures import Figures
+from app.timeline.sides import ServerFigures, client_rows
 from app.ui.traffic.failures import failed_cell, failing_alert, failure_lines
 
 SHAPE = "unexpected shape for input 'INPUT' for model 'm'. Expected [-1,4], got [4]."
@@ -41,10 +42,12 @@ def test_the_window_reads_failures_and_texts_from_the_figures():
                       "error_texts": {"http_400": {"count": 40, "first": "old words", "first_t": 1.0,
                                                    "latest": SHAPE, "latest_t": 9.0}}}}
     server = {"infer_rps": 0.0, "fail_count": 0.0, "intervals": 9}
-    w = window_from(Figures("m", 0.0, 10.0, server, client), ModelSettings(max_batch_size=32))
+    w = window_from(Figures("m", 0.0, 10.0, ServerFigures.from_dict(server), client_rows(client)),
+                    ModelSettings(max_batch_size=32))
     assert (w.failed, w.ended, w.failed_share, w.error_text, w.server_failed) == (40, 40, 1.0, SHAPE, 0.0)
     assert [f.pattern for f in diagnose(w)] == ["failing"]
-    unscraped = window_from(Figures("m", 0.0, 10.0, {}, client), ModelSettings(max_batch_size=32))
+    unscraped = window_from(Figures("m", 0.0, 10.0, ServerFigures(), client_rows(client)),
+                            ModelSettings(max_batch_size=32))
     assert unscraped.server_failed is None  # no scrape in the window: no claim on what the server counted
 
 
@@ -54,7 +57,8 @@ def test_the_screen_texts_say_the_share_each_kinds_words_and_the_servers_count()
                                         "latest_t": 1e9 + 5}}}
     assert failed_cell(row) == "100.0 (http_400 800, connect 12)"
     assert failed_cell({}) == "—"
-    lines = failure_lines(row, {"m": {"intervals": 10, "fail_count": 0.0, "fail_by_reason": {"OTHER": 0.0}}}, 10)
+    server = ServerFigures(intervals=10, fail_count=0.0, fail_by_reason={"OTHER": 0.0})
+    lines = failure_lines(row, {"m": server}, 10)
     assert lines[0].startswith("**Requests are failing: 100 % of the attempts that ended in the last 10 s**")
     assert "`http_400` × 800 — latest" in lines[1] and "first [words]" not in lines[1]  # escaped for Markdown
     assert r"first \[words\]" in lines[1] and "`connect` × 12 (no words recorded)" == lines[2]
@@ -71,7 +75,7 @@ def test_pattern_a_window_from_settings_still_stands_without_failures():
     client = {"all": {"p50_ms": 4.0, "p99_ms": 30.0, "latency_n": 5000, "ok": 5000, "failed": 0, "sent": 5000,
                       "requests": 5000}}
     server = {"queue_us": 6000.0, "compute_us": 2100.0, "request_us": 8100.0, "avg_batch": 6.0, "infer_rps": 500.0}
-    w = window_from(Figures("m", 0.0, 10.0, server, client), settings)
+    w = window_from(Figures("m", 0.0, 10.0, ServerFigures.from_dict(server), client_rows(client)), settings)
     assert w.failed_share == 0.0 and [f.pattern for f in diagnose(w)] == ["A"]
 
 

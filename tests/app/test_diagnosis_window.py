@@ -5,6 +5,7 @@ from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.diagnosis.patterns import WAITING_SHARE, Symptoms, diagnose, where_time_goes
 from app.diagnosis.diagnose import window_from
 from app.timeline.figures import Figures
+from app.timeline.sides import ServerFigures, client_rows
 
 SETTINGS = ModelSettings(max_batch_size=32, instance_groups=(InstanceGroup(count=2),),
                          dynamic_batching=DynamicBatching(max_queue_delay_microseconds=8000))
@@ -15,7 +16,7 @@ CLIENT = {"all": {"p50_ms": 4.0, "p99_ms": 30.0, "latency_n": 5000, "offered_rps
 
 
 def test_window_reads_settings_and_figures_and_finds_pattern_a():
-    w = window_from(Figures("gpu_sim", 0.0, 10.0, SERVER, CLIENT), SETTINGS)
+    w = window_from(Figures("gpu_sim", 0.0, 10.0, ServerFigures.from_dict(SERVER), client_rows(CLIENT)), SETTINGS)
     assert w.instances == 2 and w.max_queue_delay_us == 8000 and w.avg_batch == 6.0 and w.offered_rps == 500
     assert w.compute_us == 2100.0 and w.latency_n == 5000 and w.seconds == 10.0
     assert [f.pattern for f in diagnose(w)] == ["A"]
@@ -23,7 +24,7 @@ def test_window_reads_settings_and_figures_and_finds_pattern_a():
 
 def test_a_p99_of_few_samples_does_not_make_pattern_a():
     client = {"all": {**CLIENT["all"], "latency_n": 40}}
-    w = window_from(Figures("gpu_sim", 0.0, 10.0, SERVER, client), SETTINGS)
+    w = window_from(Figures("gpu_sim", 0.0, 10.0, ServerFigures.from_dict(SERVER), client_rows(client)), SETTINGS)
     assert not w.tail_trusted and "A" not in [f.pattern for f in diagnose(w)]
 
 

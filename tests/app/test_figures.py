@@ -114,9 +114,9 @@ def test_an_apply_under_load_is_a_band_whose_requests_stay_out_of_before_and_aft
     result = lab.impact(band, MODEL, span_s=3.0)
     before, after = result["before"], result["after"]
     assert before.t1 <= band.t and after.t0 >= band.end
-    whole = lab.measure(MODEL, band.t - 3.0, after.t1, include_held=True).client["all"]
-    print(f"reload {band.end - band.t:.2f} s; held {whole['held']} requests; before n={before.samples()}, "
+    whole = lab.measure(MODEL, band.t - 3.0, after.t1, include_held=True).row()
+    print(f"reload {band.end - band.t:.2f} s; held {whole.held} requests; before n={before.samples()}, "
           f"after n={after.samples()}")
-    assert whole["held"] > 0  # requests were in flight during the reload: counted...
-    assert before.client["all"]["held"] == after.client["all"]["held"] == 0  # ...and in neither comparison window
+    assert whole.held > 0  # requests were in flight during the reload: counted...
+    assert before.row().held == after.row().held == 0  # ...and in neither comparison window
     assert before.get("avg_batch") is not None and after.get("avg_batch") is not None

@@ -13,8 +13,7 @@ LAYERS = (
     ("loadgen",),
     ("app.paths", "app.text_limits", "app.access", "app.timeline.markers"),
     ("app.server", "app.traffic", "app.timeline.keeper"),
-    ("app.config", "app.metrics"),
-    ("app.timeline.figures",),
+    ("app.config", "app.metrics", "app.timeline.sides", "app.timeline.figures"),  # a meter's windows are Figures
     ("app.diagnosis", "app.experiments"),
     ("app.lab.root", "app.autopilot"),
     ("app.scenarios", "app.lab.owner"),

@@ -2,6 +2,8 @@
 point, a scenario phase, the diagnosis's Symptoms, a stored window read back — gives the same values."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from app.config.settings import DynamicBatching, ModelSettings
@@ -20,24 +22,24 @@ KEYS = ("p50_ms", "p99_ms", "throughput_rps", "goodput_rps", "queue_us", "comput
 
 def test_every_consumer_reads_the_same_numbers_from_one_window(tmp_path):
     measured = window(T0, 5.0, 300.0, 12.0, np.random.default_rng(7), cls=ALL, batch=4.0)
-    stored_form = measured.figures()
-    live = Figures("gpu_sim", measured.t0, measured.t1, stored_form["server"], stored_form["client"])
+    live = measured.figures("gpu_sim")
     truth = {k: live.get(k) for k in KEYS}
     assert all(v is not None for v in truth.values()), truth  # a window with every figure measured
 
     store = ExperimentStore(tmp_path / "store.sqlite")
-    run_id = store.add_run(Experiment("run", "gpu_sim", "cfg", measured.t0, measured.t1, client=stored_form["client"],
-                                  server=stored_form["server"], windows=[measured.to_dict()]))
+    run_id = store.add_run(Experiment("run", "gpu_sim", "cfg", measured.t0, measured.t1, client=live.client_dicts(),
+                                  server=live.server.to_dict(), windows=[measured.to_dict()]))
     stored = store.run(run_id)
-    point = Point(Choice(instances=1), 8.0, figures=stored_form)
-    phase = PhaseFigures("gpu_sim", measured.t0, measured.t1, stored_form["server"], stored_form["client"])
+    point = Point(Choice(instances=1), 8.0, figures=stored.window())
+    phase = PhaseFigures("gpu_sim", measured.t0, measured.t1, live.server, live.client)
     read_back = MeasuredWindow.from_dict(stored.windows[0]).figures()
 
     paths = {
         "a stored run": stored.window(),
-        "a sweep point": point.window(),
+        "a sweep point": point.figures,
         "a scenario phase": phase,
-        "a stored window read back": Figures.from_dict(read_back),
+        "a stored window read back": read_back,
+        "its stored form read back": Figures.from_dict(json.loads(json.dumps(live.to_dict()))),
     }
     for name, figures in paths.items():
         got = {k: figures.get(k) for k in KEYS}

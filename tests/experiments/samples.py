@@ -13,6 +13,7 @@ import numpy as np
 
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm
+from app.experiments.ab.trial import Trial
 from app.metrics.meter import MeasuredWindow, merged
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.store.database import DONE, FAILED, Study
@@ -99,17 +100,15 @@ def ab_result(names: tuple[str, str] = ("start", "2 instances"), trials: int = 4
     two = format_config(Choice(instances=2, delay_us=2000).config(parse_config(BASE_CONFIG)))
     spec = spec_to_dict(LoadSpec(mode=Mode.CLOSED, concurrency=8, model="gpu_sim", seed=7))
     plan = ABPlan("gpu_sim", (Arm(names[0], BASE_CONFIG), Arm(names[1], two)), spec, trials=trials, trial_s=3.0)
-    results: dict[str, dict[int, dict]] = {}
+    results: dict[str, dict[int, Trial]] = {}
     for trial in range(trials):
         for i, arm in enumerate(plan.order(trial)):
             rps = (400.0 if arm.name == names[0] else 500.0) * rng.normal(1, 0.02)
             t0 = T0 + 10 * (2 * trial + i)
             windows = [window(t0 + s, 1.0, rps, 8000 / rps, rng, late=(late or {}).get((arm.name, trial), 0.0))
                        for s in range(3)]
-            figures = merged(windows).figures()
-            results.setdefault(arm.name, {})[trial] = {"client": figures["client"], "server": figures["server"],
-                                                       "windows": [w.to_dict() for w in windows], "t0": t0,
-                                                       "t1": t0 + 3.0, "id": 100 + 2 * trial + i}
+            results.setdefault(arm.name, {})[trial] = Trial(merged(windows).figures("gpu_sim"),
+                                                            [w.to_dict() for w in windows], 100 + 2 * trial + i)
     return ABResult(9, plan, results, DONE, "", 30.0)
 
 

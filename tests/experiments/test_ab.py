@@ -38,9 +38,8 @@ def _summary(result) -> dict:
     out = {}
     for arm in result.plan.arms:
         out[arm.name] = [round(v, 1) if v is not None else None for v in result.values(arm.name, "p99_ms")]
-        rows = [(f.get("client") or {}).get("all") or {} for _, f in sorted(result.trials.get(arm.name, {}).items())]
-        out[f"{arm.name} sent >1 ms, >10 ms late"] = [f"{r.get('late')}, {r.get('behind')} of {r.get('requests')}"
-                                                      for r in rows]
+        rows = [f.figures.row() for _, f in sorted(result.trials.get(arm.name, {}).items())]
+        out[f"{arm.name} sent >1 ms, >10 ms late"] = [f"{r.late}, {r.behind} of {r.requests}" for r in rows]
     return out
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from app.config.model_config import format_config, parse_config
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm
+from app.experiments.ab.trial import Trial
+from app.timeline.figures import Figures
+from app.timeline.sides import ServerFigures, client_rows
 from app.experiments.ab.verdict_words import change_words, config_words, percents
 from app.experiments.sweep.space import Choice
 from app.store.database import DONE
@@ -25,8 +28,8 @@ def _result(a: dict[str, list[float]], b: dict[str, list[float]], b_config: str 
     plan = ABPlan("gpu_sim", (Arm("A (serving now)", BASE_CONFIG), Arm("B (sweep 2: delay 5000 µs)",
                                                                         b_config or _config(delay_us=5000))),
                   {}, trials=4, min_effect=min_effect)
-    trials = {arm.name: {t: {"client": {ALL: {k: v[t] for k, v in figures.items()}}, "server": {}} for t in range(4)}
-              for arm, figures in zip(plan.arms, (a, b))}
+    trials = {arm.name: {t: Trial(Figures(client=client_rows({ALL: {k: v[t] for k, v in figures.items()}})))
+                         for t in range(4)} for arm, figures in zip(plan.arms, (a, b))}
     return ABResult(1, plan, trials, DONE)
 
 
@@ -79,7 +82,7 @@ def test_nothing_clear_is_one_sentence_saying_so():
     assert words == ["B (delay 500 → 5000 µs) against A over 4 trials: no clear difference in goodput, p99 or "
                      "throughput, nor in any other figure — every interval includes zero or the difference is under "
                      "3%."]
-    server_only = {arm.name: {t: {"client": {}, "server": {"avg_batch": 4.0 + t % 2}} for t in range(4)}
+    server_only = {arm.name: {t: Trial(Figures(server=ServerFigures(avg_batch=4.0 + t % 2))) for t in range(4)}
                    for arm in _result(figures, moved).plan.arms}  # no client figures at all: nothing to name
     assert ABResult(1, _result(figures, moved).plan, server_only, DONE).findings("B (sweep 2: delay 5000 µs)") == [
         "B (delay 500 → 5000 µs) against A over 4 trials: no clear difference in any figure — every interval includes "
@@ -94,7 +97,7 @@ def test_a_neutral_figure_and_a_figure_of_a_zero_baseline_read_plainly():
     # A rejected nothing: no percentage of zero, the difference in requests (t(0.975, 3) · 0.8165 / 2 = 1.30)
     assert words[1] == "B's rejected is 13 higher than A's (95 % CI 12 to 14): worse."
     plan = result.plan
-    batch = {arm.name: {t: {"client": {}, "server": {"avg_batch": v}} for t, v in enumerate(values)}
+    batch = {arm.name: {t: Trial(Figures(server=ServerFigures(avg_batch=v))) for t, v in enumerate(values)}
              for arm, values in zip(plan.arms, ([4.0, 4.2, 3.8, 4.0], [2.0, 2.1, 1.9, 2.0]))}
     words = ABResult(1, plan, batch, DONE).findings("B (sweep 2: delay 5000 µs)")
     # neither better nor worse: no verdict word

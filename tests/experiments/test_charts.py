@@ -12,6 +12,7 @@ from app.experiments.ab.comparison import ABResult
 from app.experiments.sweep.space import RATE, Choice
 from app.store.database import DONE
 from app.experiments.sweep.sweeper import Point
+from app.timeline.figures import Figures
 from loadgen.stats import ALL
 from tests.experiments import samples
 
@@ -61,8 +62,8 @@ def test_curves_draw_every_measured_point_hollow_when_unsettled_with_budget_and_
 def test_points_without_figures_are_left_out_and_no_axis_gets_nan():
     space = samples.sweep_space(instances=(1,), delays_us=(0,), include_default=False, loads=(1, 2))
     good = samples.sweep_points(space)
-    silent = Point(Choice(instances=1, delay_us=0), 4, DONE, False, figures={"client": {ALL: {
-        "throughput_rps": 0.0, "p99_ms": None}}, "server": {}})
+    silent = Point(Choice(instances=1, delay_us=0), 4, DONE, False, figures=Figures.from_dict({"client": {ALL: {
+        "throughput_rps": 0.0, "p99_ms": None}}, "server": {}}))
     # each point once per panel; the Pareto chart draws its front's points (here both) a second time
     for chart, times in ((charts.sweep_curves, 1), (charts.sweep_by_load, 2), (charts.pareto_chart, 2)):
         svg = render(chart([*good, silent], space))
@@ -87,8 +88,8 @@ def test_by_load_has_a_throughput_and_a_p99_panel_on_a_doubling_axis(sweep):
 
 
 def _point(throughput: float, p99: float, name: int) -> Point:
-    return Point(Choice(instances=name), 1, DONE, True, figures={"client": {ALL: {
-        "throughput_rps": throughput, "goodput_rps": throughput, "p99_ms": p99}}, "server": {}})
+    return Point(Choice(instances=name), 1, DONE, True, figures=Figures.from_dict({"client": {ALL: {
+        "throughput_rps": throughput, "goodput_rps": throughput, "p99_ms": p99}}, "server": {}}))
 
 
 def test_the_pareto_front_joins_only_points_nothing_beats_on_both_axes():

@@ -10,6 +10,9 @@ import statistics
 import pytest
 
 from app.experiments.ab.comparison import HEADLINE, ABPlan, ABResult, Arm
+from app.experiments.ab.trial import Trial
+from app.timeline.figures import Figures
+from app.timeline.sides import client_rows
 from app.experiments.ab.confidence import (
     ADDITIVE, BETTER, HIGHER, LOWER, RATIO, UNCLEAR, WORSE, family_level, paired, ratio_scale, t_cdf, t_quantile,
 )
@@ -134,8 +137,8 @@ def _identical_arms(rng: random.Random, arms: int, trials: int = 4) -> ABResult:
     plan = ABPlan("gpu_sim", tuple(Arm(f"arm{i}", "name: \"gpu_sim\"\n") for i in range(arms)), {}, trials=trials,
                   min_effect=0.0)
     means = {"throughput_rps": 400.0, "goodput_rps": 390.0, "p99_ms": 40.0, "p50_ms": 20.0, "rejected": 3.0}
-    results = {a.name: {t: {"client": {ALL: {k: m * rng.gauss(1, 0.05) for k, m in means.items()}}, "server": {}}
-                        for t in range(trials)} for a in plan.arms}
+    noisy = lambda: client_rows({ALL: {k: m * rng.gauss(1, 0.05) for k, m in means.items()}})  # noqa: E731
+    results = {a.name: {t: Trial(Figures(client=noisy())) for t in range(trials)} for a in plan.arms}
     return ABResult(1, plan, results, DONE)
 
 

@@ -16,6 +16,7 @@ from app.metrics.meter import MeasuredWindow, merged
 from app.experiments.sweep.space import CONCURRENCY, RATE
 from app.store.database import FAILED, Experiment, ExperimentStore
 from app.timeline.figures import Figures
+from app.timeline.sides import ClientFigures, ServerFigures
 from app.paths import ROOT
 from bench.perf_analyzer import ensure_perf_analyzer
 from loadgen.spec import LoadSpec
@@ -33,15 +34,15 @@ def stored(tmp_path):
     space = samples.sweep_space(instances=(1,), delays_us=(0, 2000), include_default=False, loads=(2, 8))
     points = samples.sweep_points(space)
     for p in points:
-        store.add_run(Experiment(p.key, "gpu_sim", p.config_text, p.t0, p.t1, client=p.figures["client"],
-                             server=p.figures["server"], kind="point", status=p.status, study_id=1, point=p.key,
+        store.add_run(Experiment(p.key, "gpu_sim", p.config_text, p.t0, p.t1, client=p.figures.client_dicts(),
+                             server=p.figures.server.to_dict(), kind="point", status=p.status, study_id=1, point=p.key,
                              windows=p.windows))
     ab = samples.ab_result(trials=2)
     for arm, per in ab.trials.items():
         for trial, f in per.items():
-            store.add_run(Experiment(f"{arm} — trial {trial + 1}", "gpu_sim", "", f["t0"], f["t1"], client=f["client"],
-                                 server=f["server"], kind="trial", study_id=2, point=f"{arm}#{trial}",
-                                 windows=f["windows"]))
+            store.add_run(Experiment(f"{arm} — trial {trial + 1}", "gpu_sim", "", f.figures.t0, f.figures.t1,
+                                 client=f.figures.client_dicts(), server=f.figures.server.to_dict(), kind="trial",
+                                 study_id=2, point=f"{arm}#{trial}", windows=f.windows))
     store.add_run(Experiment("saved by hand", "gpu_sim", "", 10.0, 20.0, client={"all": {"p99_ms": 5.0, "ok": 40}},
                          server={"avg_batch": 3.0}, study_id=3))
     return store, points, ab
@@ -55,8 +56,8 @@ def test_every_window_is_a_row_whose_figures_add_up_to_its_run(stored):
         mine = [r for r in rows if r["point"] == p.key]
         assert [r["window"] for r in mine] == [str(i + 1) for i in range(len(p.windows))]
         whole = merged([MeasuredWindow.from_dict(w) for w in p.windows]).figures()
-        assert sum(int(r["client.all.ok"]) for r in mine) == whole["client"]["all"]["ok"]
-        assert sum(float(r["server.request_count"]) for r in mine) == pytest.approx(whole["server"]["request_count"])
+        assert sum(int(r["client.all.ok"]) for r in mine) == whole.row().ok
+        assert sum(float(r["server.request_count"]) for r in mine) == pytest.approx(whole.get("request_count"))
         assert float(mine[0]["t0"]) == p.t0 and float(mine[-1]["t1"]) == p.t1
     assert {"client.all.p99_ms", "client.default.p99_ms", "server.queue_us", "server.avg_batch"} <= set(rows[0])
 
@@ -72,8 +73,8 @@ def test_trials_are_numbered_from_one_and_a_run_without_windows_gives_its_totals
 
 
 def test_a_saved_run_gives_a_row_per_second_it_kept(tmp_path):
-    seconds = [Figures("gpu_sim", 100.0 + s, 101.0 + s, server={"avg_batch": 2.0 + s, "request_count": 50.0},
-                             client={"all": {"p99_ms": 4.0 + s, "latency_n": 50}}) for s in range(3)]
+    seconds = [Figures("gpu_sim", 100.0 + s, 101.0 + s, ServerFigures(avg_batch=2.0 + s, request_count=50.0),
+                       {"all": ClientFigures(p99_ms=4.0 + s, latency_n=50)}).to_dict() for s in range(3)]
     run = capture("run", "gpu_sim", "cfg", LoadSpec(), Figures("gpu_sim", 100.0, 103.0), seconds)
     store = ExperimentStore(tmp_path / "exp.sqlite")
     rows = read(windows_csv([store.run(store.add_run(run))]))
@@ -165,7 +166,7 @@ def _number(cell: str) -> bool:
 def test_a_header_that_would_run_stays_text():
     point = samples.sweep_points()[0]
     client = {"=cmd": {"p99_ms": 2.0}}
-    text = points_csv([replace(point, figures={"client": client, "server": {}})])
+    text = points_csv([replace(point, figures=Figures.from_dict({"client": client, "server": {}}))])
     assert "client.=cmd.p99_ms" in text.splitlines()[0]  # starts with 'client.', so no prefix is needed
     assert _cell("=x") == "'=x" and _cell("-3") == "'-3" and _cell(-3) == -3 and _cell(2.5) == 2.5
     assert _cell("plain") == "plain" and _cell(float("nan")) == "" and _cell(None) == ""

@@ -7,6 +7,7 @@ from app.metrics.meter import Edge, Meter, MeasuredWindow, merged, steady
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.experiments.sweep.sweeper import Point, operating_point, pareto
 from app.metrics.scrape import ModelValues
+from app.timeline.figures import Figures
 from loadgen.outcome import Outcome
 from loadgen.records import Record
 from loadgen.stats import Bucket
@@ -37,9 +38,9 @@ def test_a_window_counts_answers_by_when_they_ended_and_sends_where_they_went_ou
     load.fn([record(1.2, 0.01)])
     second = meter.window(edge(1001.0, 2), edge(1002.0, 4))
     row1, row2 = first.client()["all"], second.client()["all"]
-    assert (row1["ok"], row1["sent"], row2["ok"], row2["sent"]) == (2, 3, 2, 1)  # the late answer's send stays in 1
-    assert row2["goodput_rps"] == 1.0  # 0.2 s is over the 50 ms SLA
-    assert first.server()["request_count"] == 2 and first.server()["avg_batch"] == 2.0
+    assert (row1.ok, row1.sent, row2.ok, row2.sent) == (2, 3, 2, 1)  # the late answer's send stays in 1
+    assert row2.goodput_rps == 1.0  # 0.2 s is over the 50 ms SLA
+    assert first.server().request_count == 2 and first.server().avg_batch == 2.0
 
 
 def test_windows_merge_and_survive_storage():
@@ -49,7 +50,7 @@ def test_windows_merge_and_survive_storage():
     w2 = MeasuredWindow.from_dict(w1.to_dict())
     w2.t0, w2.t1 = 1.0, 2.0
     whole = merged([w1, w2])
-    assert whole.seconds == 2.0 and whole.client()["all"]["ok"] == 2 and whole.client()["all"]["throughput_rps"] == 1.0
+    assert whole.seconds == 2.0 and whole.client()["all"].ok == 2 and whole.client()["all"].throughput_rps == 1.0
     assert MeasuredWindow.from_dict(w1.to_dict()).client() == w1.client()
 
 
@@ -70,8 +71,8 @@ def test_a_point_settles_when_one_more_window_barely_moves_it():
 
 
 def _point(key: str, load: float, rps: float, p99: float) -> Point:
-    return Point(Choice.from_key(key), load, figures={"client": {"all": {
-        "throughput_rps": rps, "goodput_rps": rps, "p99_ms": p99}}})
+    return Point(Choice.from_key(key), load, figures=Figures.from_dict({"client": {"all": {
+        "throughput_rps": rps, "goodput_rps": rps, "p99_ms": p99}}}))
 
 
 def test_the_operating_point_is_the_best_goodput_inside_the_sla_and_pareto_drops_dominated_points():

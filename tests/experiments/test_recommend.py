@@ -131,7 +131,8 @@ def test_stored_repeats_are_pooled_back_in_and_one_that_cannot_be_read_is_named_
     repeat = again(first, [100, 102, 104])
     for point_name, windows in ((first.key, repeat.windows), ("no load here", repeat.windows)):
         store.add_run(Experiment("a repeat", "gpu_sim", "", repeat.t0, repeat.t1, kind=REPEAT, study_id=7, point=point_name,
-                             client=repeat.figures["client"], server=repeat.figures["server"], windows=windows,
+                             client=repeat.figures.client_dicts(), server=repeat.figures.server.to_dict(),
+                             windows=windows,
                              outcome={"stable": True, "change": 0.01, "repeat": 1}))
     problems: list[str] = []
     points = with_repeats(store, 7, [first], problems)

@@ -112,9 +112,12 @@ def test_the_baseline_is_recommended_when_no_arm_is_clearly_better():
 def test_of_two_arms_clearly_better_the_one_named_says_the_other_qualifies_and_was_not_compared_with_it():
     two = samples.ab_result(names=("start", "B"))
     arms = (*two.plan.arms, Arm("C", two.plan.arms[1].config_text))
-    trials = {**two.trials, "C": {t: {**f, "client": {ALL: {**f["client"][ALL],
-                                                           "goodput_rps": f["client"][ALL]["goodput_rps"] * 0.99}}}
-                                  for t, f in two.trials["B"].items()}}
+
+    def less_goodput(f):
+        row = dataclasses.replace(f.figures.row(), goodput_rps=f.figures.get("goodput_rps") * 0.99)
+        return dataclasses.replace(f, figures=dataclasses.replace(f.figures, client={**f.figures.client, ALL: row}))
+
+    trials = {**two.trials, "C": {t: less_goodput(f) for t, f in two.trials["B"].items()}}
     three = ABResult(two.study_id, dataclasses.replace(two.plan, arms=arms), trials)
     pick, why = three.recommendation()
     print(why)

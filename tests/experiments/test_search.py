@@ -5,13 +5,15 @@ from app.experiments.sweep.points import Point
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.store.database import DONE, FAILED
+from app.timeline.figures import Figures
 
 SPACE = SearchSpace("m", loads=(1, 2, 4, 8, 16), p99_budget_ms=50.0)
 
 
 def point(load: float, rps: float, p99: float, status: str = DONE) -> Point:
     return Point(Choice(instances=1), load, status,
-                 figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": rps, "p99_ms": p99}}})
+                 figures=Figures.from_dict({"client": {"all": {"throughput_rps": rps, "goodput_rps": rps,
+                                                               "p99_ms": p99}}}))
 
 
 def drive(search, measure) -> list[float]:

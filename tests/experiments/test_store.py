@@ -6,6 +6,7 @@ import pytest
 from app.experiments.capture import capture, compare
 from app.store.database import Experiment, ExperimentStore
 from app.timeline.figures import Figures
+from app.timeline.sides import ClientFigures, ServerFigures
 from loadgen.spec import LoadSpec
 
 
@@ -31,8 +32,8 @@ def test_compare_of_two_single_runs_shows_changes_and_names_no_winner():
 
 
 def test_capture_keeps_the_window_figures_and_the_spec():
-    figures = Figures("gpu_sim", 100.0, 110.0, server={"avg_batch": 4.0, "infer_count": 400.0},
-                            client={"all": {"p99_ms": 5.0, "latency_n": 400}})
+    figures = Figures("gpu_sim", 100.0, 110.0, server=ServerFigures(avg_batch=4.0, infer_count=400.0),
+                      client={"all": ClientFigures(p99_ms=5.0, latency_n=400)})
     exp = capture("run", "gpu_sim", "cfg", LoadSpec(), figures)
     assert (exp.started_at, exp.ended_at) == (100.0, 110.0)
     assert exp.server["avg_batch"] == 4.0 and exp.server["infer_count"] == 400.0

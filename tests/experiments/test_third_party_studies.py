@@ -76,10 +76,10 @@ def test_an_ab_on_a_model_without_config_pbtxt_reaches_a_verdict_and_leaves_no_f
     spec = spec_to_dict(LoadSpec(mode=Mode.OPEN, rate=40.0, model="py_auto", seed=7))
     result = run_ab(lab, ABPlan("py_auto", arms, spec, trials=2, trial_s=2.0, warmup_s=0.5))
     p50 = {a: [round(v, 2) for v in result.values(a, "p50_ms") if v is not None] for a in ("A", "B")}
-    rows = [(f.get("client") or {}).get(ALL) or {} for per in result.trials.values() for f in per.values()]
+    rows = [f.figures.row() for per in result.trials.values() for f in per.values()]
     print(f"{result.wall_s:.1f} s", result.note, p50, result.verdict("B"))
     assert result.status == DONE, result.note
-    assert len(rows) == 4 and all(r.get("failed") == 0 and r.get("ok", 0) > 0 for r in rows), rows
+    assert len(rows) == 4 and all(r.failed == 0 and r.ok > 0 for r in rows), rows
     diffs = {d.key: d for cls, d in result.differences("B") if cls == ALL}
     assert set(HEADLINE) <= set(diffs) and all(diffs[k].n == 2 for k in HEADLINE), diffs
     assert result.verdict("B").startswith("B "), result.verdict("B")

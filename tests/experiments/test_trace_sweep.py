@@ -17,6 +17,8 @@ from app.config.edits import set_settings
 from app.config.model_config import parse_config
 from app.config.read import settings_of
 from app.experiments.ab.comparison import ABPlan, ABResult, Arm, run_ab
+from app.experiments.ab.trial import Trial
+from app.timeline.figures import Figures
 from app.experiments.sweep.space import Choice
 from app.store.database import DONE
 from app.experiments.trace.play import TraceLoad
@@ -110,12 +112,12 @@ def test_an_ab_result_on_a_trace_recommends_by_the_trace_verdict_not_the_interva
     text = 'name: "gpu_sim"\nmax_batch_size: 4\ninstance_group { count: %d kind: KIND_CPU }\n'
     plan = ABPlan(MODEL, (Arm("one", text % 1), Arm("two", text % 2)), spec_to_dict(spec), trials=2)
 
-    def trial(over: int, good: int, instances: int) -> dict:
+    def trial(over: int, good: int, instances: int) -> Trial:
         score = {"sla_ms": 50, "played_s": 9.0, "measured_s": 9.0, "sent": 100, "answered": 100, "failed": 0,
                  "good": good, "goodput_rps": good / 9, "p99_ms": 30, "worst_minute_p99_ms": 30,
                  "worst_minute_at_s": 0.0, "seconds_over": over, "seconds": 9, "few_seconds": 0,
                  "instances": instances, "instance_seconds": 9.0 * instances}
-        return {"client": {}, "server": {}, "trace": score}
+        return Trial(Figures(), trace=score)
 
     # one: 3 s over in each trial (none allowed at 1 % of 18 s) → does not hold; two holds
     result = ABResult(1, plan, {"one": {0: trial(3, 90, 1), 1: trial(3, 90, 1)},

@@ -14,6 +14,8 @@ from app.store.database import Experiment
 from app.scenarios.base import PhaseFigures
 from app.scenarios.catalog import SCENARIOS, operating_point
 from app.scenarios.runner import caution, phase_table, run_scenario
+from app.timeline.figures import Figures
+from app.timeline.sides import client_rows
 
 
 CLI_SCENARIO = "stateful"  # its claim is checked through the CLI below (one run of it, not two: ~17 s of CI)
@@ -62,7 +64,7 @@ def test_the_cli_lists_them_and_runs_one_headless_with_json(triton, restore_mode
 
 def test_the_operating_point_follows_the_chapters_worked_example():
     # 5.12: instances 2/4/8 gave (1000/s, 20 ms), (1800/s, 28 ms), (1900/s, 55 ms); with p99 < 30 ms the answer is 4.
-    figures = {f"{n} instances": PhaseFigures(client={"all": {"throughput_rps": rps, "p99_ms": p99}})
+    figures = {f"{n} instances": PhaseFigures(client=client_rows({"all": {"throughput_rps": rps, "p99_ms": p99}}))
                for n, rps, p99 in ((2, 1000, 20), (4, 1800, 28), (8, 1900, 55))}
     assert operating_point(figures, 30.0) == "4 instances"
     assert operating_point(figures, 60.0) == "8 instances"
@@ -91,10 +93,10 @@ def test_a_phase_in_which_the_generator_fell_behind_is_named():
             for name, client in (("calm", on_time), ("storm", slipped), ("tokens", streamed))]
     rows = phase_table(runs)
     assert [r.get("generator behind") for r in rows] == ["", "15% sent over 10 ms late", ""]
-    note = caution({r.point: r.client for r in runs})
+    note = caution({r.point: r.window() for r in runs})
     assert note.startswith("The load generator fell behind its schedule in 1 of 3 phases (more than 5% of requests "
                            "sent over 10 ms late — storm: 15% sent over 10 ms late)"), note
-    assert caution({"calm": on_time, "tokens": streamed}) == ""
+    assert caution({"calm": runs[0].window(), "tokens": runs[2].window()}) == ""
 
 
 def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
@@ -105,11 +107,12 @@ def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
 
     rows = {"fast but late": (1900.0, 1500.0, 25.0), "slower, in time": (1800.0, 1700.0, 28.0),
             "over budget": (2500.0, 2400.0, 45.0)}
-    figures = {name: PhaseFigures(client={"all": {"throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}})
+    figures = {name: PhaseFigures(client=client_rows({"all": {"throughput_rps": rps, "goodput_rps": good,
+                                                               "p99_ms": p99}}))
                for name, (rps, good, p99) in rows.items()}
     space = SearchSpace("m", instances=(1, 2, 3), loads=(8.0,), p99_budget_ms=30.0)
-    points = [Point(Choice(instances=i + 1), 8.0, figures={"client": {"all": {"throughput_rps": rps, "goodput_rps": good,
-                                                                              "p99_ms": p99}}})
+    points = [Point(Choice(instances=i + 1), 8.0, figures=Figures.from_dict({"client": {"all": {
+                  "throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}}}))
               for i, (rps, good, p99) in enumerate(rows.values())]
     picked = sweep_point(space, points)
     assert operating_point(figures, 30.0) == "slower, in time", figures

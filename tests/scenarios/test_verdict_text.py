@@ -8,6 +8,7 @@ import pytest
 
 from app.store.database import Experiment
 from app.scenarios.base import PhaseFigures, figure_text, ratio_check
+from app.timeline.sides import ClientFigures, ServerFigures, client_rows
 from app.scenarios.catalog import SCENARIOS
 from app.scenarios.runner import phase_table
 
@@ -19,8 +20,9 @@ DELAY_BATCH = {"high load, delay 0 µs": 9.5, "low load, delay 10000 µs": 1.1}
 
 
 def _delay_phases() -> dict[str, PhaseFigures]:
-    return {name: PhaseFigures(client={"all": {"p50_ms": p50, "p99_ms": p50 * 1.5, "throughput_rps": 40.0}},
-                               server={"avg_batch": DELAY_BATCH.get(name, 1.0)}) for name, p50 in DELAY_P50_MS.items()}
+    return {name: PhaseFigures(client={"all": ClientFigures(p50_ms=p50, p99_ms=p50 * 1.5, throughput_rps=40.0)},
+                               server=ServerFigures(avg_batch=DELAY_BATCH.get(name, 1.0)))
+            for name, p50 in DELAY_P50_MS.items()}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -47,7 +49,7 @@ def test_the_high_load_p50_check_says_the_numbers_of_the_phase_table():
     assert low.measured == ("low load, delay 0 → 10 ms: p50 1.20 ms → 11.30 ms; p50 change ÷ 10 ms = +10.10 ms / "
                             "10.00 ms = 1.01"), low.measured
     assert high.ok, "a fall of the median is no cost: the claim holds"  # -19.2 / 10.1 = -1.90 ≤ 0.5
-    runs = [Experiment(name, "gpu_sim", "", client=f.client, server=f.server, point=name, outcome={})
+    runs = [Experiment(name, "gpu_sim", "", client=f.client_dicts(), server=f.server.to_dict(), point=name, outcome={})
             for name, f in _delay_phases().items()]
     table = {row["phase"]: row["p50 (ms)"] for row in phase_table(runs)}
     for phase in ("high load, delay 0 µs", "high load, delay 10000 µs"):
@@ -56,14 +58,15 @@ def test_the_high_load_p50_check_says_the_numbers_of_the_phase_table():
 
 def test_the_high_load_check_fails_when_the_delay_costs_as_much_as_at_low_load():
     phases = _delay_phases()
-    phases["high load, delay 10000 µs"] = PhaseFigures(client={"all": {"p50_ms": 73.6}}, server={"avg_batch": 9.0})  # +10.0 ms
+    phases["high load, delay 10000 µs"] = PhaseFigures(client=client_rows({"all": {"p50_ms": 73.6}}),
+                                                       server=ServerFigures(avg_batch=9.0))  # +10.0 ms
     high = next(c for c in SCENARIOS["queue-delay"].judge(phases) if c.claim.startswith("at high load"))
     assert not high.ok and "= +10.00 ms / 10.10 ms = 0.99" in high.measured, high.measured
 
 
 def test_a_missing_median_is_said_not_counted_as_zero():
     phases = _delay_phases()
-    phases["low load, delay 0 µs"] = PhaseFigures(client={"all": {}}, server={})
+    phases["low load, delay 0 µs"] = PhaseFigures(client=client_rows({"all": {}}))
     low = next(c for c in SCENARIOS["queue-delay"].judge(phases) if c.claim.startswith("at low load"))
     assert not low.ok and low.measured.endswith("p50 — → 11.30 ms; p50 change ÷ 10 ms: not measured"), low.measured
 

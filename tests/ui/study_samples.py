@@ -82,7 +82,8 @@ def store_sweep(store: ExperimentStore, space: SearchSpace, points: list[Point],
         samples.T0, base_config=samples.BASE_CONFIG, env=samples.ENV))
     for kind, point in [("point", p) for p in points] + [(REPEAT, r) for rs in repeats.values() for r in rs]:
         store.add_run(Experiment(f"{point.choice.label} @ {point.load:g}", space.model, point.config_text, point.t0,
-                             point.t1, client=point.figures["client"], server=point.figures["server"], kind=kind,
+                             point.t1, client=point.figures.client_dicts(), server=point.figures.server.to_dict(),
+                             kind=kind,
                              status=point.status, study_id=sid, point=point.key, seed=11, windows=point.windows,
                              outcome={"stable": point.stable, "change": point.change, "note": point.note,
                                       "load": point.load, "choice": point.choice.key}))
@@ -99,9 +100,10 @@ def store_ab(store: ExperimentStore, result: ABResult, label: str) -> int:
                                 base_config=samples.BASE_CONFIG, env=samples.ENV))
     for arm in result.plan.arms:
         for trial, f in sorted(result.trials.get(arm.name, {}).items()):
-            store.add_run(Experiment(f"{arm.name} — trial {trial + 1}", result.plan.model, arm.config_text, f["t0"],
-                                 f["t1"], client=f["client"], server=f["server"], kind="trial", study_id=sid,
-                                 point=f"{arm.name}#{trial}", windows=f["windows"],
+            store.add_run(Experiment(f"{arm.name} — trial {trial + 1}", result.plan.model, arm.config_text,
+                                 f.figures.t0, f.figures.t1, client=f.figures.client_dicts(),
+                                 server=f.figures.server.to_dict(), kind="trial", study_id=sid,
+                                 point=f"{arm.name}#{trial}", windows=f.windows,
                                  outcome={"arm": arm.name, "trial": trial}))
     store.update_study(sid, status=DONE)
     return sid

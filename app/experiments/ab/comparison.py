@@ -38,15 +38,17 @@ from app.metrics.meter import Meter, merged
 from app.store.database import DONE, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TOLERANCE, TraceScore, TraceVerdict, allowed_over, judge, pooled
+from app.experiments.ab.trial import Trial
 from app.experiments.trace.play import play, score_of, served_instances
 from app.text_limits import MAX_ARM_CHARS, check_label, config_size_problem, fit
-from loadgen.behind import behind_in, fell_behind
+from loadgen.behind import fell_behind
 from loadgen.limits import check, check_finite
 from loadgen.rate_trace.trace_load import is_trace, played_s
 from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_from_dict, spec_to_dict
 from loadgen.stats import ALL, slas_of
 from app.lab.jobs import FunctionJob
+from app.timeline.figures import Figures
 
 CLIENT_KEYS = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "rejected")
 SERVER_KEYS = ("queue_share", "queue_us", "compute_us", "avg_batch", "fail_rps")
@@ -141,19 +143,19 @@ class ABResult:
 
     study_id: int
     plan: ABPlan
-    trials: dict[str, dict[int, dict]]  # arm -> trial -> {'client': per class, 'server': ..., 'windows': [...]}
+    trials: dict[str, dict[int, Trial]]  # arm -> trial number (from 0) -> its figures and windows
     status: str = DONE
     note: str = ""
     wall_s: float = 0.0
 
     def classes(self) -> list[str]:
-        found = {c for per in self.trials.values() for f in per.values() for c in f.get("client", {})}
+        found = {c for per in self.trials.values() for t in per.values() for c in t.figures.client}
         return [ALL, *sorted(found - {ALL})]
 
     def values(self, arm: str, key: str, cls: str = ALL) -> list[float | None]:
         """Return one metric of an arm per trial (trial order), None where not measured."""
         per = self.trials.get(arm, {})
-        return [_value(per[t], key, cls) if t in per else None for t in range(self.plan.trials)]
+        return [_value(per[t].figures, key, cls) if t in per else None for t in range(self.plan.trials)]
 
     @property
     def family(self) -> int:
@@ -210,10 +212,12 @@ class ABResult:
     def trace_scores(self, arm: str) -> list[TraceScore]:
         """Return an arm's trace scores, one per trial played (a trace plan's; none otherwise)."""
         out = []
-        for _, figures in sorted(self.trials.get(arm, {}).items()):
+        for _, trial in sorted(self.trials.get(arm, {}).items()):
+            if trial.trace is None:  # not a trace trial
+                continue
             try:
-                out.append(TraceScore.from_dict(figures["trace"]))
-            except (KeyError, TypeError, ValueError):  # not a trace trial, or a score that cannot be read
+                out.append(TraceScore.from_dict(trial.trace))
+            except (KeyError, TypeError, ValueError):  # a score that cannot be read
                 continue
         return out
 
@@ -254,7 +258,7 @@ class ABResult:
     def behind(self) -> list[tuple[str, int, float]]:
         """Return (arm, trial, share sent behind) of every trial in which the load generator fell behind."""
         return [(arm.name, t, share) for arm in self.plan.arms for t, f in sorted(self.trials.get(arm.name, {}).items())
-                if (share := behind_in(f.get("client"))) is not None]
+                if (share := f.figures.behind()) is not None]
 
     def caution(self) -> str:
         """Return a warning when some trials ran behind their schedule (loadgen.behind), else ''."""
@@ -281,10 +285,8 @@ def _headline(cls: str, key: str) -> bool:
     return cls == ALL and key in HEADLINE
 
 
-def _value(figures: dict, key: str, cls: str):
-    if key in CLIENT_KEYS:
-        return ((figures.get("client") or {}).get(cls) or {}).get(key)
-    return (figures.get("server") or {}).get(key)
+def _value(figures: Figures, key: str, cls: str):
+    return figures.client_value(key, cls) if key in CLIENT_KEYS else figures.server.get(key)
 
 
 def run_ab(lab: StudyLab, plan: ABPlan | None = None, *, label: str = "", study_id: int | None = None,
@@ -317,10 +319,10 @@ def run_ab(lab: StudyLab, plan: ABPlan | None = None, *, label: str = "", study_
     return result
 
 
-def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict[str, dict[int, dict]]:
-    """Return a comparison's stored trials that can be read: arm -> trial -> figures (and windows); a trial that
+def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict[str, dict[int, Trial]]:
+    """Return a comparison's stored trials that can be read: arm -> trial -> its figures and windows; a trial that
     cannot be read is left out (never raised), and what is wrong with it appended to problems when given."""
-    out: dict[str, dict[int, dict]] = {}
+    out: dict[str, dict[int, Trial]] = {}
     for e in store.runs(study_id=study_id):
         if e.kind != "trial" or e.status != DONE:
             continue
@@ -331,9 +333,7 @@ def load_trials(store, study_id: int, problems: list[str] | None = None) -> dict
             if problems is not None:
                 problems.append(f"trial {e.point or '(unnamed)'!r} (run {e.id}) cannot be read: {why}")
             continue
-        out.setdefault(arm, {})[int(trial)] = {"client": e.client, "server": e.server, "windows": e.windows,
-                                               "t0": e.started_at, "t1": e.ended_at, "id": e.id,
-                                               **({"trace": e.outcome["score"]} if e.outcome.get("score") else {})}
+        out.setdefault(arm, {})[int(trial)] = Trial.of(e)
     return out
 
 
@@ -373,21 +373,19 @@ class _Trials(StudyDriver):
         else:
             windows, trace = self.run_fixed(meter, self.spec, self.plan.warmup_s, self.plan.trial_s, what), None
         whole = merged(windows)
-        figures = whole.figures()
+        figures = whole.figures(self.plan.model)
         exp = Experiment(f"{arm.name} — trial {trial + 1}", self.plan.model,
                          self.lab.served_text(self.plan.model), whole.t0, whole.t1, spec_to_dict(self.spec),
-                         figures["client"], figures["server"],
+                         figures.client_dicts(), figures.server.to_dict(),
                          kind="trial", study_id=self.study_id, point=f"{arm.name}#{trial}", seed=self.spec.seed,
                          windows=[w.to_dict() for w in windows],
                          outcome={"arm": arm.name, "trial": trial, **({"score": trace} if trace else {})})
         exp_id = self.lab.add_run(exp)
-        self.trials.setdefault(arm.name, {})[trial] = {**figures, "windows": exp.windows, "id": exp_id,
-                                                       **({"trace": trace} if trace else {})}
+        self.trials.setdefault(arm.name, {})[trial] = Trial(figures, exp.windows, exp_id, trace)
         self.ran += 1
         self.state.done += 1
-        all_ = figures["client"].get(ALL) or {}
-        self.state.log.append(f"trial {trial + 1}, {arm.name}: {all_.get('throughput_rps') or 0:,.0f} req/s, p99 "
-                              f"{all_.get('p99_ms') or float('nan'):,.1f} ms")
+        self.state.log.append(f"trial {trial + 1}, {arm.name}: {figures.get('throughput_rps') or 0:,.0f} req/s, p99 "
+                              f"{figures.get('p99_ms') or float('nan'):,.1f} ms")
         self.report()
 
     def _serve(self, arm: Arm) -> None:

@@ -18,6 +18,7 @@ from app.experiments.sweep.space import CONCURRENCY, RATE
 from app.store.database import Experiment
 from app.experiments.sweep.sweeper import Point
 from app.metrics.catalog import CLIENT_METRICS, SERVER_METRICS
+from app.timeline.figures import Figures
 from loadgen.stats import ALL
 
 CLIENT_COLUMNS = (*(m.key for m in CLIENT_METRICS), "latency_n")
@@ -55,18 +56,21 @@ def _figure_columns(rows: list[dict]) -> list[str]:
             + [f"server.{k}" for k in SERVER_COLUMNS if f"server.{k}" in have])
 
 
-def _figures(client: dict, server: dict) -> dict:
-    """Return flat figure cells: scalar client figures per class, scalar server figures."""
-    out = {f"client.{c}.{k}": row.get(k) for c, row in client.items() for k in CLIENT_COLUMNS if k in row}
-    out.update({f"server.{k}": v for k, v in server.items() if k in SERVER_COLUMNS and not isinstance(v, dict)})
+def _figures(figures: Figures) -> dict:
+    """Return flat figure cells: scalar client figures per class, scalar server figures, each where its stored form
+    (to_dict) has it, so a column is there when some row has the figure."""
+    out = {f"client.{c}.{k}": v for c, row in figures.client.items() for k, v in row.to_dict().items()
+           if k in CLIENT_COLUMNS}
+    out.update({f"server.{k}": v for k, v in figures.server.to_dict().items()
+                if k in SERVER_COLUMNS and not isinstance(v, dict)})
     return out
 
 
-def window_figures(data: dict) -> dict:
+def window_figures(data: dict) -> Figures:
     """Return a stored window's figures: from its own buckets and counter differences (meter.MeasuredWindow), or as
     stored by runs saved before windows kept their buckets."""
     if "client" in data:
-        return {"seconds": data["t1"] - data["t0"], "reset": bool(data.get("reset")), **data}
+        return Figures.from_dict(data)
     return MeasuredWindow.from_dict(data).figures()
 
 
@@ -83,11 +87,11 @@ def windows_csv(experiments: list[Experiment]) -> str:
         if not e.windows:
             seconds = e.ended_at - e.started_at if e.started_at is not None and e.ended_at is not None else None
             rows.append({**ident, "window": "", "t0": e.started_at, "t1": e.ended_at, "seconds": seconds,
-                         "reset": "", **_figures(e.client, e.server)})
+                         "reset": "", **_figures(e.window())})
         for i, data in enumerate(e.windows):
             f = window_figures(data)
-            rows.append({**ident, "window": i + 1, "t0": f["t0"], "t1": f["t1"], "seconds": f["seconds"],
-                         "reset": int(f["reset"]), **_figures(f["client"], f["server"])})
+            rows.append({**ident, "window": i + 1, "t0": f.t0, "t1": f.t1, "seconds": f.seconds,
+                         "reset": int(f.reset), **_figures(f)})
     head = ["run_id", "kind", "label", "point", "arm", "trial", "status", "window", "t0", "t1", "seconds", "reset"]
     return _csv(head + _figure_columns(rows), rows)
 
@@ -97,7 +101,7 @@ def points_csv(points: list[Point]) -> str:
     rows = [{"point": p.key, "config": p.choice.key, "configuration": p.choice.label, "load": p.load,
              "status": p.status, "stable": int(p.stable), "change": p.change, "t0": p.t0, "t1": p.t1,
              "windows": len(p.windows), "note": p.note,
-             **_figures(p.figures.get("client") or {}, p.figures.get("server") or {})} for p in points]
+             **_figures(p.figures)} for p in points]
     head = ["point", "config", "configuration", "load", "status", "stable", "change", "t0", "t1", "windows", "note"]
     return _csv(head + _figure_columns(rows), rows)
 

@@ -27,6 +27,7 @@ from app.experiments.sweep.space import SearchSpace
 from app.store.database import DONE, FAILED, Study
 from app.experiments.sweep.sweeper import Point, operating_point
 from app.metrics.catalog import fmt, label
+from app.timeline.figures import Figures
 from loadgen.behind import sent_behind
 from loadgen.report import describe_load
 from loadgen.stats import ALL
@@ -102,10 +103,9 @@ def _num(key: str, value) -> tuple[str, bool]:
     return fmt(key, value, unit=False), True
 
 
-def _figures(figures: dict) -> list[tuple[str, bool]]:
-    """Return the POINT_KEYS cells and the latency sample count of {'client': per class, 'server': ...}."""
-    row = {**((figures.get("client") or {}).get(ALL) or {}), **(figures.get("server") or {})}
-    return [*(_num(k, row.get(k)) for k in POINT_KEYS), (f"{row.get('latency_n') or 0:,}", True)]
+def _figures(figures: Figures) -> list[tuple[str, bool]]:
+    """Return the POINT_KEYS cells and the latency sample count of a point's or a trial's figures."""
+    return [*(_num(k, figures.get(k)) for k in POINT_KEYS), (f"{figures.samples():,}", True)]
 
 
 def _changes(env: dict) -> str:
@@ -283,6 +283,6 @@ def _ab_definition(result: ABResult) -> str:
 
 
 def _trials_table(result: ABResult) -> str:
-    rows = [[result.title(arm.name), str(trial + 1), _when(f.get("t0")), *_figures(f)]
-            for arm in result.plan.arms for trial, f in sorted(result.trials.get(arm.name, {}).items())]
+    rows = [[result.title(arm.name), str(n + 1), _when(t.figures.t0), *_figures(t.figures)]
+            for arm in result.plan.arms for n, t in sorted(result.trials.get(arm.name, {}).items())]
     return _table(["configuration", "trial", "started", *FIGURES_HEAD], rows)

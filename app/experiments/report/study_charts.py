@@ -284,14 +284,14 @@ def timeline_rows(result: ABResult) -> list[dict]:
     rows = []
     for arm in _arms(result):
         name, letter = result.title(arm), result.letter(arm)
-        for trial, figures in sorted(result.trials.get(arm, {}).items()):
-            windows = figures.get("windows") or []
+        for number, trial in sorted(result.trials.get(arm, {}).items()):
+            windows = trial.windows or []
             for w in windows:
-                client = MeasuredWindow.from_dict(w).figures()["client"].get(ALL) or {}
+                figures = MeasuredWindow.from_dict(w).figures()
                 for key in ("p99_ms", "throughput_rps"):
-                    if _finite(client.get(key)):
-                        rows.append({"arm": name, "series": f"{letter}, trial {trial + 1}", "key": key,
-                                     "t": w["t1"] - windows[0]["t0"], "value": client[key]})
+                    if _finite(value := figures.get(key)):
+                        rows.append({"arm": name, "series": f"{letter}, trial {number + 1}", "key": key,
+                                     "t": w["t1"] - windows[0]["t0"], "value": value})
     return rows
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from app.experiments.sweep.space import Choice
 from app.store.database import DONE
 from app.timeline.figures import Figures
-from loadgen.behind import behind_here, behind_in
+from loadgen.behind import behind_here
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Point:
     status: str = DONE  # done, or failed: the configuration could not be applied
     stable: bool = False
     change: float = math.inf  # how much the last window moved p99/throughput
-    figures: dict = field(default_factory=dict)  # {'client': per class, 'server': ...}
+    figures: Figures = field(default_factory=Figures)  # its windows merged
     windows: list = field(default_factory=list)
     note: str = ""
     config_text: str = ""
@@ -35,18 +35,14 @@ class Point:
         """Return '<config key>@<load>'."""
         return point_key(self.choice, self.load)
 
-    def window(self) -> Figures:
-        """Return the point's figures as the one figures type (app.timeline.figures.Figures)."""
-        return Figures.from_dict(self.figures, self.choice.label)
-
     def get(self, key: str):
         """Return a figure of the whole point ('p99_ms', 'throughput_rps', 'avg_batch', ...), None if not measured."""
-        return self.window().get(key)
+        return self.figures.get(key)
 
     @property
     def behind(self) -> float | None:
         """Return the share of requests sent behind their slot when the generator fell behind here (loadgen.behind)."""
-        return behind_in(self.figures.get("client")) if self.status == DONE else None
+        return self.figures.behind() if self.status == DONE else None
 
     def caution(self) -> str:
         """Return why this point's figures need measuring again before shipping on them, or ''."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 from app.metrics.meter import MeasuredWindow, merged
 from app.store.database import DONE
 from app.metrics.catalog import fmt
-from loadgen.stats import ALL
+from app.timeline.figures import Figures
 
 if TYPE_CHECKING:
     from app.experiments.sweep.points import Point
@@ -70,17 +70,16 @@ def _windows(data: list[dict]) -> list[MeasuredWindow]:
 
 
 def _goodput(window: MeasuredWindow) -> float | None:
-    row = window.client().get(ALL) or {}
-    value = row.get("goodput_rps")
-    return float(value) if isinstance(value, (int, float)) else None
+    value = window.figures().get("goodput_rps")
+    return float(value) if value is not None else None
 
 
-def pooled_figures(windows: list[MeasuredWindow]) -> dict:
+def pooled_figures(windows: list[MeasuredWindow], model: str = "") -> Figures:
     """Return the figures of windows measured at different times: answers merged, counters summed, rates over the
     seconds measured (not the time between the first and the last)."""
     whole = merged(windows)
     whole.t1 = whole.t0 + sum(w.seconds for w in windows)
-    return whole.figures()
+    return whole.figures(model)
 
 
 def spread_of(windows: list[dict]) -> float | None:
@@ -145,7 +144,7 @@ def pooled(point: Point, repeats: list[Point]) -> Point:
     windows = _windows(point.windows) + [w for r in repeats for w in _windows(r.windows)]
     if not windows:
         return point
-    out = dataclasses.replace(point, figures=pooled_figures(windows), repeats=list(repeats),
+    out = dataclasses.replace(point, figures=pooled_figures(windows, point.figures.model), repeats=list(repeats),
                               stable=point.stable and all(r.stable for r in repeats))
     gap, allowed = disagreement(out), allowed_gap(out)
     values = _listed([fmt("goodput_rps", m.goodput, unit=False) for m in measurements(out)])

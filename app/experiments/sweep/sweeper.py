@@ -209,7 +209,7 @@ def stored_point(e: Experiment) -> Point:
         raise ValueError(f"its outcome's change {change!r} is not a number")
     note = e.outcome.get("note") or ""
     return Point(choice, load, e.status, bool(e.outcome.get("stable")), math.inf if change is None else float(change),
-                 {"client": e.client, "server": e.server}, e.windows, note if isinstance(note, str) else str(note),
+                 e.window(), e.windows, note if isinstance(note, str) else str(note),
                  e.config_text, e.id, e.started_at, e.ended_at)
 
 
@@ -346,8 +346,8 @@ class _Sweeper(StudyDriver):
         whole = merged(windows)
         note = "" if settled else (f"never settled: the last window still moved p99/throughput by "
                                    f"{change:.0%} (limit {self.options.tolerance:.0%}) after {len(windows)} windows")
-        point = Point(choice, load, DONE, settled, change, whole.figures(), [w.to_dict() for w in windows], note,
-                      self.lab.served_text(self.model), t0=whole.t0, t1=whole.t1)
+        point = Point(choice, load, DONE, settled, change, whole.figures(self.model), [w.to_dict() for w in windows],
+                      note, self.lab.served_text(self.model), t0=whole.t0, t1=whole.t1)
         return self._keep(point, whole, repeat)
 
     def _drained(self, load: float) -> bool:
@@ -404,8 +404,8 @@ class _Sweeper(StudyDriver):
         exp = Experiment(
             f"{point.choice.label} @ {self._load_text(point.load)}{again}", self.model,
             point.config_text or self.lab.served_text(self.model), point.t0, point.t1,
-            spec_to_dict(traffic_spec(self.space, point.load, self.options.seed)), figures.get("client", {}),
-            figures.get("server", {}), kind=REPEAT if repeat else "point", status=point.status,
+            spec_to_dict(traffic_spec(self.space, point.load, self.options.seed)), figures.client_dicts(),
+            figures.server.to_dict(), kind=REPEAT if repeat else "point", status=point.status,
             study_id=self.study_id, point=point.key, seed=self.options.seed, windows=point.windows,
             outcome={"stable": point.stable, "change": point.change if math.isfinite(point.change) else None,
                      "note": point.note, "load": point.load, "load_kind": self.space.load_kind,

@@ -15,7 +15,6 @@ from app.config.model_config import ModelConfig
 from app.config.read import settings_of
 from app.metrics.meter import MeasuredWindow, Meter, merged
 from app.experiments.trace.judge import TraceScore, score
-from loadgen.behind import behind_in
 from loadgen.rate_trace.trace_load import PROCESS_MODES, played_s, trace_load
 from loadgen.spec import LoadSpec, Mode, TrafficClass
 
@@ -101,4 +100,4 @@ def play(driver, meter: Meter, spec: LoadSpec, what: str) -> list[MeasuredWindow
 
 def score_of(windows: list[MeasuredWindow], spec: LoadSpec, sla_ms: float, instances: int) -> TraceScore:
     """Return a playback's score (with whether the generator fell behind its schedule)."""
-    return score(windows, played_s(spec.arrival), sla_ms, instances, behind_in(merged(windows).client()))
+    return score(windows, played_s(spec.arrival), sla_ms, instances, merged(windows).figures().behind())

@@ -30,6 +30,7 @@ from loadgen.limits import check
 from loadgen.specfile import spec_to_dict
 from loadgen.stats import slas_of
 from app.lab.jobs import FunctionJob
+from app.timeline.figures import Figures
 
 KIND = "trace_sweep"  # the study's kind
 RUN = "trace_run"  # the kind of each configuration's stored run
@@ -235,12 +236,12 @@ class _TraceSweeper(StudyDriver):
         self._keep(TraceRun(choice, DONE, run_score, note, self.lab.served_text(self.model)), windows)
 
     def _keep(self, run: TraceRun, windows: list) -> None:
-        whole = merged(windows).figures() if windows else {"client": {}, "server": {}}
+        whole = merged(windows).figures(self.model) if windows else Figures(self.model)
         t0, t1 = (windows[0].t0, windows[-1].t1) if windows else (None, None)
         exp = Experiment(
             f"{run.choice.label} on {self.plan.load.describe()}", self.model,
             run.config_text or self.lab.served_text(self.model), t0, t1, spec_to_dict(self.spec),
-            whole["client"], whole["server"], kind=RUN, status=run.status, study_id=self.study_id,
+            whole.client_dicts(), whole.server.to_dict(), kind=RUN, status=run.status, study_id=self.study_id,
             point=run.choice.key, seed=self.plan.seed, windows=[w.to_dict() for w in windows or []],
             outcome={"score": run.score.to_dict() if run.score else None, "note": run.note, "choice": run.choice.key})
         run.id = self.lab.add_run(exp)

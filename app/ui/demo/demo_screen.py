@@ -58,7 +58,7 @@ def _build(lab, choice, now: float) -> Screen:
     model = _model(lab, story)
     f = frame(lab, model, CHART_S, per_class=False, audience=True, now=now)
     said = None
-    if f.tile.server.get("infer_count", 0) >= 10 or f.tile.samples() >= 10:  # a smoke request is not traffic
+    if (f.tile.server.infer_count or 0) >= 10 or f.tile.samples() >= 10:  # a smoke request is not traffic
         try:
             said = state_sentence(diagnose_figures(f.tile, settings_of(lab.served_config(model))))
         except Exception:  # noqa: BLE001 - the sentence is a caption, never a broken screen

@@ -81,7 +81,7 @@ def p99_text(figures: Figures, cls: str = ALL) -> str:
 def tiles(figures: Figures, running: bool) -> None:
     """The headline figures of the window (counter differences and merged latencies)."""
     window = figures.describe()
-    gpu = figures.server.get("gpu_util")
+    gpu = figures.get("gpu_util")
     keys = ("infer_rps", "avg_batch", "queue_us", "compute_us")
     cols = st.columns(len(keys) + 3 + (gpu is not None))
     for col, key in zip(cols, keys):
@@ -101,7 +101,7 @@ def tiles(figures: Figures, running: bool) -> None:
     cols[len(keys) + 2].metric("traffic", "running" if running else "stopped")
     if gpu is not None:  # only a GPU server exports nv_gpu_utilization
         cols[-1].metric(label("gpu_util"), fmt("gpu_util", gpu, unit=False),
-                        help=f"GPU memory used: {fmt('gpu_mem_bytes', figures.server.get('gpu_mem_bytes'))}")
+                        help=f"GPU memory used: {fmt('gpu_mem_bytes', figures.get('gpu_mem_bytes'))}")
     if figures.get("responses"):  # a decoupled model: what its clients see is a stream of answers
         streamed = ("responses_rps", "first_p50_ms", "first_p99_ms", "gap_p50_ms")
         for col, key in zip(st.columns(len(streamed)), streamed):

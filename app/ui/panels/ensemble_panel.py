@@ -42,8 +42,8 @@ def _breakdown(lab: LabPort, model: str, steps: tuple[str, ...]) -> None:
     now = time.time()
     rows = []
     for name, role in [(model, "ensemble (end to end)"), *[(s, f"step {i + 1}") for i, s in enumerate(steps)]]:
-        server = lab.measure(name, now - WINDOW_S, now).server
-        rows.append({"model": name, "role": role, **{label(k): fmt(k, server.get(k), unit=False) for k in FIGURES}})
+        figures = lab.measure(name, now - WINDOW_S, now)
+        rows.append({"model": name, "role": role, **{label(k): fmt(k, figures.get(k), unit=False) for k in FIGURES}})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(f"Server figures over the last {WINDOW_S} s, each from that model's own counters (queue and compute "
                "are per request of that model; the ensemble's own request time includes every step).")

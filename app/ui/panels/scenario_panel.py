@@ -150,7 +150,7 @@ def _last_verdict(lab: LabPort, scenario: Scenario) -> None:
     if scenario.script is not None and can_operate():
         st.caption(f"Presenter: {scenario.script.after(passed)}")
     phases = lab.runs(kind="phase", study_id=last.id)
-    if note := caution({run.point: run.client for run in phases}):
+    if note := caution({run.point: run.window() for run in phases}):
         st.warning(note)
     rows = phase_table(phases)
     if rows:

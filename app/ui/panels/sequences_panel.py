@@ -26,9 +26,9 @@ def _correctness(lab: LabPort, model: str) -> None:
     except Exception as exc:  # noqa: BLE001 - shown, not crashed on
         st.warning(str(exc))
     now = time.time()
-    row = lab.measure(model, now - WINDOW_S, now).client.get("sequences") or {}
-    ok, wrong = row.get("ok") or 0, row.get("wrong_output") or 0
-    other = (row.get("failed") or 0) - wrong
+    row = lab.measure(model, now - WINDOW_S, now).row("sequences")
+    ok, wrong = row.ok, row.wrong_output
+    other = row.failed - wrong
     c1, c2, c3 = st.columns(3)
     c1.metric(f"right answers (last {WINDOW_S} s)", f"{ok:,}")
     c2.metric(f"{label('wrong_output', False)} (last {WINDOW_S} s)", f"{wrong:,}")

@@ -12,7 +12,9 @@ from app.experiments.report import export
 from app.experiments.capture import compare, save_run
 from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
+from app.store.database import Experiment
 from app.text_limits import MAX_LABEL_CHARS
+from app.timeline.figures import Figures
 from app.ui.access import can_operate, guarded
 from app.ui.studies.study_view import drawn_apart, safe_data, when
 from app.ui.text import literal
@@ -41,16 +43,7 @@ def _saved_runs(lab: LabPort) -> None:
     if not runs:
         st.info("No saved runs yet.")
         return
-    table = pd.DataFrame([{
-        "id": e.id, "label": e.label, "model": e.model,
-        "window": f"{when(e.started_at)} + {e.ended_at - e.started_at:,.0f} s" if e.started_at and e.ended_at else "—",
-        "seed": e.seed, label("p99_ms"): fmt("p99_ms", (e.client.get(ALL) or {}).get("p99_ms"), unit=False),
-        "n": (e.client.get(ALL) or {}).get("latency_n"),
-        label("throughput_rps"): fmt("throughput_rps", (e.client.get(ALL) or {}).get("throughput_rps"), unit=False),
-        label("avg_batch"): fmt("avg_batch", e.server.get("avg_batch"), unit=False),
-        "reloads left out": len(e.reloads),
-        **({"cannot be read": e.broken} if any(r.broken for r in runs) else {}),
-    } for e in runs])
+    table = pd.DataFrame([_listed(e, e.window(), any(r.broken for r in runs)) for e in runs])
     st.dataframe(table, hide_index=True, width="stretch")
     ids = [e.id for e in runs]
     names = {e.id: f"{e.id}: {e.label}" + (" — cannot be read whole" if e.broken else "") for e in runs}
@@ -60,6 +53,20 @@ def _saved_runs(lab: LabPort) -> None:
     if len(runs) >= 2:
         with st.container():
             drawn_apart("The comparison of two runs", lambda: _two_runs(lab, runs, ids, names))
+
+
+def _listed(e: Experiment, figures: Figures, broken: bool) -> dict:
+    """Return a saved run's row of the list: when, seed, and its headline figures."""
+    return {
+        "id": e.id, "label": e.label, "model": e.model,
+        "window": f"{when(e.started_at)} + {e.ended_at - e.started_at:,.0f} s" if e.started_at and e.ended_at else "—",
+        "seed": e.seed, label("p99_ms"): fmt("p99_ms", figures.get("p99_ms"), unit=False),
+        "n": figures.samples() if ALL in figures.client else None,
+        label("throughput_rps"): fmt("throughput_rps", figures.get("throughput_rps"), unit=False),
+        label("avg_batch"): fmt("avg_batch", figures.get("avg_batch"), unit=False),
+        "reloads left out": len(e.reloads),
+        **({"cannot be read": e.broken} if broken else {}),
+    }
 
 
 def _saved_run(lab: LabPort, run) -> None:

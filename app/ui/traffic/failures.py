@@ -8,6 +8,7 @@ import time
 
 from app.diagnosis.patterns import FAILING_SHARE, percent
 from app.metrics.catalog import fmt, label
+from app.timeline.sides import ServerFigures
 from app.ui.text import literal
 
 KINDS_SHOWN = 3  # error kinds with their words under the status table (the most frequent first)
@@ -30,7 +31,7 @@ def failed_cell(row: dict) -> str:
     return fmt("failed_share", share, unit=False) + (f" ({kinds})" if kinds else "")
 
 
-def failure_lines(row: dict, server: dict[str, dict], seconds: float) -> list[str]:
+def failure_lines(row: dict, server: dict[str, ServerFigures], seconds: float) -> list[str]:
     """Return Markdown lines on a window's failures: the share, each kind's first and latest words with their times,
     and what the server counted over the same window per model (`server`: model -> server window figures)."""
     failed = int(row.get("failed") or 0)
@@ -55,12 +56,12 @@ def failure_lines(row: dict, server: dict[str, dict], seconds: float) -> list[st
     return lines
 
 
-def _server_line(model: str, figures: dict, refused: bool) -> str:
+def _server_line(model: str, figures: ServerFigures, refused: bool) -> str:
     """Return what nv_inference_request_failure says of a model over the window."""
-    if not figures.get("intervals"):
+    if not figures.intervals:
         return f"Server side (`{model}`): no scrape in the window yet."
-    count = figures.get("fail_count") or 0
-    reasons = {k: v for k, v in (figures.get("fail_by_reason") or {}).items() if v}
+    count = figures.fail_count or 0
+    reasons = {k: v for k, v in (figures.fail_by_reason or {}).items() if v}
     by_reason = ", ".join(f"{k} {v:,.1f}" for k, v in sorted(reasons.items())) or "none"
     line = (f"Server side (`{model}`, nv\\_inference\\_request\\_failure): {label('fail_count', False)} "
             f"{fmt('fail_count', count)} · {label('fail_by_reason')}: {by_reason}")
