@@ -1,0 +1,81 @@
+"""Build a Calibration from what the server already reports: two reads of its statistics API, and its config."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterable, Mapping
+from functools import cache
+
+from app.config.settings import ModelSettings
+from app.metrics.statistics_api import ModelStats, batch_time_delta, stats_reset
+from app.paths import MODEL_REPOSITORY
+from app.twin.batcher import instance_count
+from app.twin.calibration import Calibration, Window
+
+GPU_SIM_KEY = "compute_us_batch1"  # a config whose parameters hold this runs the lab's gpu_sim cost model
+GPU_SIM_ITEM_BYTES = 1024  # gpu_sim's input: 256 float32 per item
+
+
+@cache
+def _gpu_sim_cost_model():
+    """Return gpu_sim's CostModel class, read from the model itself so the twin never copies its rule."""
+    spec = importlib.util.spec_from_file_location("tbl_gpu_sim_model", MODEL_REPOSITORY / "gpu_sim/1/model.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module.CostModel
+
+
+def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int]) -> tuple[float | None, str]:
+    """Return the device share gpu_sim's cost model implies for these executions per size, or None elsewhere."""
+    if GPU_SIM_KEY not in parameters or not executions:
+        return None, ""
+    cost = _gpu_sim_cost_model().from_parameters(dict(parameters))
+    device = sum(n * cost.compute_us(b) for b, n in executions.items())
+    alone = sum(n * (cost.launch_overhead_us + cost.compute_us(b) + 2 * cost.copy_us(b * GPU_SIM_ITEM_BYTES))
+                for b, n in executions.items())
+    share = round(device / alone, 2)
+    return share, (f"from gpu_sim's cost model in the config's parameters: {share:.0%} of an execution holds the "
+                   f"shared device (inputs taken as {GPU_SIM_ITEM_BYTES} bytes per item)")
+
+
+def window_of(before: ModelStats | None, after: ModelStats, instances: int,
+              window_s: float | None = None) -> Window:
+    """Return the executions between two reads as counter differences (after a reset: everything since it)."""
+    deltas = batch_time_delta(before, after)
+    base = ModelStats() if before is None or stats_reset(before, after) else before
+    io_ns = sum(after.ns.get(k, 0) - base.ns.get(k, 0) for k in ("compute_input", "compute_output"))
+    return Window(instances, tuple((size, n, ns) for size, (n, ns) in sorted(deltas.items())),
+                  sum(size * n for size, (n, _) in deltas.items()), max(0, io_ns), window_s)
+
+
+def calibrate_from_stats(before: ModelStats | None, after: ModelStats, settings: ModelSettings,
+                         client_overhead_us: float | None = None, *, window_s: float | None = None,
+                         cv: float | None = None) -> Calibration:
+    """Return a calibration from two statistics reads of one model served with these settings."""
+    window = window_of(before, after, instance_count(settings), window_s)
+    prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches})
+    return Calibration((window,), client_overhead_us, prior, note, cv)
+
+
+def merge(calibrations: Iterable[Calibration]) -> Calibration:
+    """Return one calibration holding every window of several (windows, instance counts, or both)."""
+    cals = list(calibrations)
+    if not cals:
+        raise ValueError("nothing to merge: give at least one calibration")
+    overheads = [c.client_overhead_us for c in cals if c.client_overhead_us is not None]
+    prior = next((c for c in cals if c.prior_share is not None), None)
+    return Calibration(tuple(w for c in cals for w in c.windows),
+                       sum(overheads) / len(overheads) if overheads else None,
+                       prior.prior_share if prior else None, prior.prior_note if prior else "",
+                       next((c.cv for c in cals if c.cv is not None), None), cals[0].min_executions)
+
+
+def client_overhead_from(client_mean_us: float, before: ModelStats | None, after: ModelStats) -> float:
+    """Return the client's time per request beyond the server's: client mean latency minus server request time."""
+    base = ModelStats() if before is None or stats_reset(before, after) else before
+    count = after.counts.get("success", 0) - base.counts.get("success", 0)
+    if count <= 0:
+        raise ValueError("no successful request between the two reads: the server time is unknown")
+    server_us = (after.ns.get("success", 0) - base.ns.get("success", 0)) / count / 1e3
+    return max(0.0, client_mean_us - server_us)

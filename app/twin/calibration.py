@@ -1,0 +1,160 @@
+"""A calibration: what statistics windows showed about execution times, and the cost table the twin draws from it.
+
+A Calibration keeps the evidence (per window: instance count, executions and compute time per batch size) and
+derives the rest on demand: the contention share, the time alone per batch size, a fitted curve for sizes never
+seen, the spread, and a plain statement of what is measured, fitted or assumed.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from app.twin import words
+from app.twin.contention import Contention, fit_contention
+from app.twin.costs import Costs
+from app.twin.curve import Curve, fit_curve
+
+DEFAULT_CV = 0.1  # per-execution spread when no two windows show it: sleep-based models jitter less, real ones more
+MIN_EXECUTIONS = 20  # fewer executions of a size than this, and its mean leans on the fitted curve
+EXTRAPOLATION_PER_DOUBLING = 0.15  # uncertainty added per doubling of distance beyond the sizes seen
+
+
+@dataclass(frozen=True)
+class Window:
+    """One statistics window at one instance count: (size, executions, compute_infer ns) per batch size."""
+
+    instances: int
+    batches: tuple[tuple[int, int, int], ...]
+    inferences: int = 0
+    io_ns: int = 0  # compute_input + compute_output over the window, counted once per request as Triton does
+    seconds: float | None = None  # the window's length when known
+
+    @property
+    def busy(self) -> float:
+        """Return the mean executions in flight (all instances when the window's length is unknown)."""
+        if not self.seconds:
+            return float(self.instances)
+        infer_s = sum(ns for _, _, ns in self.batches) / 1e9
+        return min(float(self.instances), max(1.0, infer_s / self.seconds))
+
+
+@dataclass(frozen=True)
+class SizeCost:
+    """The twin's time alone for one batch size: mean µs, spread, relative uncertainty, and how it was known."""
+
+    size: int
+    mean_us: float
+    cv: float
+    uncertainty: float
+    source: str  # measured | few executions | interpolated | extrapolated
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Evidence from statistics windows and the assumptions around it."""
+
+    windows: tuple[Window, ...]
+    client_overhead_us: float | None = None
+    prior_share: float | None = None  # the device share a known cost model implies (gpu_sim's parameters)
+    prior_note: str = ""
+    cv: float | None = None  # per-execution spread when the caller measured it
+    min_executions: int = MIN_EXECUTIONS
+
+    def __post_init__(self) -> None:
+        if not any(n for w in self.windows for _, n, _ in w.batches):
+            raise ValueError("the calibration windows hold no execution: send traffic between the two reads")
+
+    @cached_property
+    def contention(self) -> Contention:
+        """Return the fitted (or assumed) device share of one execution."""
+        points = [(size, w.busy, n, ns / n / 1e3) for w in self.windows for size, n, ns in w.batches if n]
+        return fit_contention(points, self.prior_share, self.prior_note)
+
+    def _alone(self, share: float) -> dict[int, tuple[int, float]]:
+        """Return {size: (executions, mean µs alone)}: each window's time deflated by its slowdown, summed."""
+        acc: dict[int, list[float]] = {}
+        for w in self.windows:
+            slow = self.contention.slowdown(w.busy, share)
+            for size, n, ns in w.batches:
+                if n:
+                    entry = acc.setdefault(size, [0, 0.0])
+                    entry[0] += n
+                    entry[1] += ns / slow
+        return {size: (int(n), total / n / 1e3) for size, (n, total) in sorted(acc.items())}
+
+    @cached_property
+    def alone(self) -> dict[int, tuple[int, float]]:
+        """Return {size: (executions, mean µs)} of the sizes seen, as if each ran alone (contention removed)."""
+        return self._alone(self.contention.share)
+
+    @cached_property
+    def _edges(self) -> tuple[dict, dict]:
+        """Return the times alone at the low and the high end of the contention range."""
+        return self._alone(self.contention.low), self._alone(self.contention.high)
+
+    @cached_property
+    def curve(self) -> Curve:
+        """Return t(b) = a + c·b^k fitted to the sizes seen, weighted by executions."""
+        return fit_curve({size: (mean, n) for size, (n, mean) in self.alone.items()})
+
+    @cached_property
+    def io_us(self) -> float:
+        """Return compute_input + compute_output per execution (Triton adds a batch's time once per request)."""
+        inferences = sum(w.inferences for w in self.windows)
+        return sum(w.io_ns for w in self.windows) / inferences / 1e3 if inferences else 0.0
+
+    def measured_cv(self, size: int) -> float | None:
+        """Return the per-execution cv one size's window means imply, when two windows have enough of it."""
+        means = [(n, ns / n / self.contention.slowdown(w.busy)) for w in self.windows for s, n, ns in w.batches
+                 if s == size and n >= self.min_executions]
+        if len(means) < 2:
+            return None
+        total = sum(n for n, _ in means)
+        centre = sum(n * m for n, m in means) / total
+        # A window mean of n executions varies as sigma^2 / n, so n-weighted squares estimate sigma^2.
+        return min(1.0, math.sqrt(sum(n * (m - centre) ** 2 for n, m in means) / (len(means) - 1)) / centre)
+
+    def size_cost(self, size: int) -> SizeCost:
+        """Return the twin's time alone for one batch size, and how it is known."""
+        curve, seen = self.curve, self.alone
+        base = 0.5 if len(curve.sizes) == 1 else max(0.05, curve.rel_rms)
+        measured = self.measured_cv(size)
+        cv = measured if measured is not None else self.cv if self.cv is not None else DEFAULT_CV
+        n, mean = seen.get(size, (0, 0.0))
+        # Where windows at several instances hold a size, the contention range moves its time alone too.
+        lo, hi = self._edges
+        spread = abs(lo[size][1] - hi[size][1]) / (2 * mean) if n else 0.0
+        if n >= self.min_executions:
+            return SizeCost(size, mean, cv, max(0.02, cv / math.sqrt(n)) + spread, "measured")
+        if n:
+            weight = n / self.min_executions
+            return SizeCost(size, weight * mean + (1 - weight) * curve.at(size), cv,
+                            max(base, cv / math.sqrt(n)) + spread, "few executions")
+        first, last = curve.sizes[0], curve.sizes[-1]
+        if first < size < last:
+            return SizeCost(size, curve.at(size), cv, base, "interpolated")
+        doublings = abs(math.log2(size / (last if size > last else first)))
+        return SizeCost(size, curve.at(size), cv, base + EXTRAPOLATION_PER_DOUBLING * doublings, "extrapolated")
+
+    def costs(self, max_batch: int, corner: int = 0) -> Costs:
+        """Return the cost table for batches up to max_batch; corner -1/+1 is the optimistic/pessimistic edge."""
+        sizes = [self.size_cost(b) for b in range(1, max(1, max_batch) + 1)]
+        c = self.contention
+        share = {0: c.share, -1: c.low, 1: c.high}[corner]
+        return Costs((0.0, *(s.mean_us * max(0.05, 1 + corner * s.uncertainty) for s in sizes)),
+                     (0.0, *(s.cv for s in sizes)), self.io_us, share)
+
+    @property
+    def instance_counts(self) -> tuple[int, ...]:
+        """Return the instance counts the windows were measured at."""
+        return tuple(sorted({w.instances for w in self.windows}))
+
+    def lacks(self, sizes: Iterable[int], instances: int) -> tuple[str, ...]:
+        """Return what the calibration does not know for batches of these sizes on this many instances."""
+        return words.lacks(self, sorted(set(sizes)), instances)
+
+    def confidence(self, sizes: Iterable[int], instances: int) -> str:
+        """Return 'high', 'medium' or 'low' and why, for batches of these sizes on this many instances."""
+        return words.confidence(self, sorted(set(sizes)), instances)

@@ -1,0 +1,55 @@
+"""What one execution costs in the twin: uncontended time per batch size, its spread, and the shared-device part."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Execution time per batch size (index = size, µs), its coefficient of variation, and contention.
+
+    An execution of mean t runs (1 - share)·t + io_us on its own instance and share·t on one device that all
+    instances take turns on (first come, first served): the lab's gpu_sim holds a lock around its compute, and a
+    CPU model on C cores behaves alike with share = 1/C.
+    """
+
+    mean_us: tuple[float, ...]
+    cv: tuple[float, ...] = ()
+    io_us: float = 0.0
+    share: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mean_us", tuple(float(m) for m in self.mean_us))
+        cv = tuple(float(c) for c in self.cv) or (0.0,) * len(self.mean_us)
+        object.__setattr__(self, "cv", cv)
+        if len(self.cv) != len(self.mean_us):
+            raise ValueError("cv needs one entry per batch size, like mean_us")
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError(f"share is {self.share}; the device part of an execution lies between 0 and 1")
+
+    @classmethod
+    def table(cls, cost_us: Callable[[int], float], max_batch: int, cv: float = 0.0, io_us: float = 0.0,
+              share: float = 0.0) -> Costs:
+        """Build from a function of the batch size (sizes 1..max_batch)."""
+        sizes = range(max(1, max_batch) + 1)
+        return cls(tuple(0.0 if b == 0 else cost_us(b) for b in sizes), (cv,) * len(sizes), io_us, share)
+
+    @property
+    def max_batch(self) -> int:
+        """Return the largest batch size the table covers."""
+        return len(self.mean_us) - 1
+
+    def service_us(self, size: int) -> float:
+        """Return the mean time one instance is busy with a batch of this size, without contention."""
+        return self.mean_us[size] + self.io_us
+
+    def scaled(self, factor: float, share: float | None = None) -> Costs:
+        """Return the table with every time multiplied by factor (and another share when given)."""
+        return replace(self, mean_us=tuple(m * factor for m in self.mean_us), io_us=self.io_us * factor,
+                       share=self.share if share is None else share)
+
+    def sigmas(self) -> tuple[float, ...]:
+        """Return the lognormal sigma per size that gives each size's cv."""
+        return tuple(math.sqrt(math.log1p(c * c)) for c in self.cv)

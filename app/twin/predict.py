@@ -1,0 +1,140 @@
+"""What a batching or instance change will do, before it is made: the twin's predictions with intervals.
+
+Each prediction runs the load `replications` times with different seeds on the calibration's cost table, and once
+more at each edge of what the calibration allows (costs and contention at the optimistic and pessimistic end, on
+the first seed): a figure's interval spans all of them, its value is the median of the plain replications.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from random import Random
+
+from app.config.settings import ModelSettings
+from app.twin.batcher import Batcher, batcher_of
+from app.twin.calibration import Calibration
+from app.twin.load import Load
+from app.twin.run import RunFigures
+from app.twin.scheduler import simulate
+
+EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A predicted figure: the median of the replications, and the range replications and calibration allow."""
+
+    value: float
+    low: float
+    high: float
+
+    @classmethod
+    def over(cls, nominal: list[float], edges: list[float] = ()) -> Interval:
+        """Return the median of nominal values and the range of every value given."""
+        every = [v for v in (*nominal, *edges) if v == v]  # NaN (no sample) says nothing
+        if not every:
+            return cls(float("nan"), float("nan"), float("nan"))
+        kept = [v for v in nominal if v == v]
+        return cls(statistics.median(kept) if kept else float("nan"), min(every), max(every))
+
+    def __str__(self) -> str:
+        return f"{self.value:.4g} [{self.low:.4g}, {self.high:.4g}]"
+
+
+@dataclass(frozen=True)
+class ClassPrediction:
+    """One traffic class's figures."""
+
+    name: str
+    priority: int
+    throughput_rps: Interval
+    p50_ms: Interval
+    p99_ms: Interval
+    queue_ms: Interval
+    rejected_share: Interval
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the twin expects a config to do under a load; latencies are client-side when the overhead is known."""
+
+    throughput_rps: Interval
+    p50_ms: Interval
+    p99_ms: Interval
+    queue_ms: Interval  # mean queue and batching wait
+    compute_ms: Interval  # mean execution, contention included
+    mean_batch: Interval
+    rejected_share: Interval
+    histogram: tuple[tuple[int, float], ...]  # (batch size, share of executions), pooled over the replications
+    classes: tuple[ClassPrediction, ...]
+    confidence: str
+    lacks: tuple[str, ...]
+    replications: int
+
+
+def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replications: int):
+    """Return the figures of the plain replications and of the calibration's two edges (empty when exact)."""
+    overhead = cal.client_overhead_us or 0.0
+    costs = cal.costs(batcher.max_batch)
+    plain = [simulate(batcher, costs, load, Random(seed * 1_000_003 + r), overhead) for r in range(replications)]
+    edges = []
+    lo, hi = cal.costs(batcher.max_batch, -1), cal.costs(batcher.max_batch, 1)
+    if lo != costs or hi != costs:
+        # The first seed again: the edges then differ from a replication by the calibration alone.
+        edges = [simulate(batcher, c, load, Random(seed * 1_000_003), overhead) for c in (lo, hi)]
+    return plain, edges
+
+
+def _interval(plain: list[RunFigures], edges: list[RunFigures], name: str) -> Interval:
+    return Interval.over([getattr(f, name) for f in plain], [getattr(f, name) for f in edges])
+
+
+def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed: int = 0,
+            replications: int = 5) -> Prediction:
+    """Predict throughput, latency, batching and rejections of these settings under this load."""
+    if replications < 1:
+        raise ValueError(f"replications must be at least 1, got {replications}")
+    batcher = batcher_of(settings)
+    plain_runs, edge_runs = _runs(calibration, batcher, load, seed, replications)
+    plain, edges = [r.figures() for r in plain_runs], [r.figures() for r in edge_runs]
+    pooled = Counter()
+    for f in plain:
+        pooled.update(dict(f.histogram))
+    executions = sum(pooled.values()) or 1
+    histogram = tuple((size, n / executions) for size, n in sorted(pooled.items()))
+    formed = [size for size, share in histogram if share >= EDGE_SHARE] or [1]
+    classes = []
+    for i, cls in enumerate(load.classes):
+        cp, ce = [r.figures(i) for r in plain_runs], [r.figures(i) for r in edge_runs]
+        classes.append(ClassPrediction(cls.name, cls.priority, **{name: _interval(cp, ce, name) for name in (
+            "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "rejected_share")}))
+    figures = {name: _interval(plain, edges, name) for name in (
+        "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "compute_ms", "mean_batch", "rejected_share")}
+    return Prediction(**figures, histogram=histogram, classes=tuple(classes),
+                      confidence=calibration.confidence(formed, batcher.instances),
+                      lacks=calibration.lacks(formed, batcher.instances), replications=replications)
+
+
+def capacity_bound(calibration: Calibration, settings: ModelSettings) -> float:
+    """Return an upper bound on requests/s: the best batch size on every instance, or on the shared device."""
+    batcher = batcher_of(settings)
+    costs = calibration.costs(batcher.max_batch, -1)
+    best = 0.0
+    for size in range(1, batcher.max_batch + 1):
+        per_instance = size / (costs.service_us(size) * 1e-6)
+        device = size / (costs.share * costs.mean_us[size] * 1e-6) if costs.share else float("inf")
+        best = max(best, min(batcher.instances * per_instance, device))
+    return best
+
+
+def saturation(calibration: Calibration, settings: ModelSettings, seed: int = 0, replications: int = 3) -> Interval:
+    """Return the highest throughput the config sustains: what it answers per second under overload."""
+    bound = capacity_bound(calibration, settings)
+    batcher = batcher_of(settings)
+    slowest = calibration.costs(batcher.max_batch, 1).service_us(batcher.max_batch) * 1e-6
+    # Long enough for a few hundred of the slowest executions per instance; a fifth of it fills the queue first.
+    duration = max(2.0, 300 * slowest)
+    load = Load.poisson(2.0 * bound, duration, warmup_s=0.2 * duration)
+    plain, edges = _runs(calibration, batcher, load, seed, replications)
+    return Interval.over([r.figures().throughput_rps for r in plain], [r.figures().throughput_rps for r in edges])

@@ -1,0 +1,146 @@
+"""One simulated run: every request's times and every execution's size, and the figures a window of it gives."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.twin.load import Load
+
+UNFINISHED, ANSWERED, REJECTED = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    """What a measurement of the run's window would show, for all requests or one class.
+
+    Latencies are client-side (server time plus the client overhead); a request still waiting when the run
+    stopped counts with the time it had waited so far, a lower bound, so overload shows instead of hiding.
+    """
+
+    offered: int
+    answered: int
+    rejected: int
+    unfinished: int
+    throughput_rps: float
+    mean_ms: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    queue_ms: float  # mean queue and batching wait of answered requests
+    queue_p99_ms: float
+    compute_ms: float  # mean execution time of answered requests (contention included)
+    mean_batch: float  # executions: Triton's inference_count / execution_count; per class: what its requests rode in
+    histogram: tuple[tuple[int, int], ...]  # (batch size, executions), or requests for a class
+
+    @property
+    def rejected_share(self) -> float:
+        """Return the share of offered requests that were refused or timed out."""
+        return self.rejected / self.offered if self.offered else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class Samples:
+    """Latency samples in ms: queue wait and compute of answered requests, total of every request not refused."""
+
+    queue_ms: np.ndarray
+    compute_ms: np.ndarray
+    total_ms: np.ndarray  # client-side; a request unfinished at the end counts the time it had waited
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Arrays over requests (arrival, class, start, done in s; state; batch it rode in) and over executions."""
+
+    arrival: np.ndarray
+    cls: np.ndarray
+    start: np.ndarray
+    done: np.ndarray
+    state: np.ndarray
+    batch: np.ndarray
+    exec_start: np.ndarray
+    exec_size: np.ndarray
+    warmup_s: float
+    end_s: float
+    stop_s: float
+    overhead_ms: float
+    classes: tuple[str, ...]
+
+    def _window(self, cls: int | None) -> np.ndarray:
+        pick = (self.arrival >= self.warmup_s) & (self.arrival < self.end_s)
+        return pick if cls is None else pick & (self.cls == cls)
+
+    def samples(self, cls: int | None = None) -> Samples:
+        """Return the window's latency samples in ms, for every request or one class index."""
+        pick = self._window(cls)
+        state, arrival = self.state[pick], self.arrival[pick]
+        answered = state == ANSWERED
+        waited = np.where(answered, self.done[pick], self.stop_s) - arrival
+        return Samples(queue_ms=(self.start[pick] - arrival)[answered] * 1e3,
+                       compute_ms=(self.done[pick] - self.start[pick])[answered] * 1e3,
+                       total_ms=waited[state != REJECTED] * 1e3 + self.overhead_ms)
+
+    def figures(self, cls: int | None = None) -> RunFigures:
+        """Return the window's figures for every request, or for one class index."""
+        pick, s = self._window(cls), self.samples(cls)
+        state = self.state[pick]
+        inside = (self.state == ANSWERED) & (self.done >= self.warmup_s) & (self.done <= self.end_s)
+        if cls is None:
+            sizes = self.exec_size[(self.exec_start >= self.warmup_s) & (self.exec_start < self.end_s)]
+        else:
+            inside &= self.cls == cls
+            sizes = self.batch[pick][state == ANSWERED]
+        counts = np.bincount(sizes) if len(sizes) else np.zeros(1, int)
+        span = self.end_s - self.warmup_s
+        return RunFigures(
+            offered=int(pick.sum()), answered=int((state == ANSWERED).sum()), rejected=int((state == REJECTED).sum()),
+            unfinished=int((state == UNFINISHED).sum()), throughput_rps=float(inside.sum() / span),
+            mean_ms=_mean(s.total_ms), p50_ms=_quantile(s.total_ms, 0.5), p90_ms=_quantile(s.total_ms, 0.9),
+            p99_ms=_quantile(s.total_ms, 0.99), queue_ms=_mean(s.queue_ms), queue_p99_ms=_quantile(s.queue_ms, 0.99),
+            compute_ms=_mean(s.compute_ms), mean_batch=_mean(sizes),
+            histogram=tuple((int(size), int(n)) for size, n in enumerate(counts) if n))
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else float("nan")
+
+
+def _quantile(values: np.ndarray, q: float) -> float:
+    return float(np.quantile(values, q)) if len(values) else float("nan")
+
+
+def assemble(load: Load, times, kinds, record, rejected, executions, stop_s: float, overhead_us: float) -> Run:
+    """Turn the scheduler's per-level lists and runs of requests into per-request arrays."""
+    offsets = np.cumsum([0] + [len(t) for t in times])
+    total = int(offsets[-1])
+    arrival = np.concatenate([np.asarray(t, float) for t in times]) if total else np.zeros(0)
+    cls = np.concatenate([np.asarray(k, int) for k in kinds]) if total else np.zeros(0, int)
+    start, done = np.full(total, np.nan), np.full(total, np.nan)
+    state, batch = np.zeros(total, np.int8), np.zeros(total, int)
+    if record:
+        rec = np.asarray(record, float)
+        firsts = offsets[rec[:, 0].astype(int)] + rec[:, 1].astype(int)
+        lengths = (rec[:, 2] - rec[:, 1]).astype(int)
+        index = _spans(firsts, lengths)
+        start[index], done[index] = np.repeat(rec[:, 3], lengths), np.repeat(rec[:, 4], lengths)
+        batch[index] = np.repeat(rec[:, 5].astype(int), lengths)
+        state[index] = np.where(done[index] <= stop_s, ANSWERED, UNFINISHED)
+    if rejected:
+        rej = np.asarray(rejected, int)
+        state[_spans(offsets[rej[:, 0]] + rej[:, 1], rej[:, 2] - rej[:, 1])] = REJECTED
+    ex = np.asarray(executions, float).reshape(-1, 2)
+    return Run(arrival, cls, start, done, state, batch, ex[:, 0], ex[:, 1].astype(int), load.warmup_s,
+               load.duration_s, stop_s, overhead_us / 1e3, tuple(c.name for c in load.classes))
+
+
+def _spans(firsts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Return the indices of several [first, first + length) spans, concatenated, without a Python loop."""
+    keep = lengths > 0
+    firsts, lengths = firsts[keep], lengths[keep]
+    if not len(lengths):
+        return np.zeros(0, int)
+    ends = np.cumsum(lengths)
+    steps = np.ones(int(ends[-1]), int)
+    steps[0] = firsts[0]
+    steps[ends[:-1]] = firsts[1:] - (firsts[:-1] + lengths[:-1] - 1)
+    return np.cumsum(steps)
