@@ -10,7 +10,7 @@ st.set_page_config(page_title="Triton Batching Lab", page_icon=str(Path(__file__
 
 # The page scripts live in lab_pages/, never in a folder named pages/ beside this script: Streamlit would then
 # start every process in its file-based navigation, and a first session opening a deep link (/demo) would never
-# run this script, leaving file names for navigation to every later session (tests/ui/test_deep_links.py).
+# run this script, leaving file names for navigation to every later session (tests/smoke/test_entry.py).
 PAGES = [
     st.Page("lab_pages/overview.py", title="Overview", icon=":material/home:", default=True),
     st.Page("lab_pages/instances.py", title="Instances", icon=":material/stacks:"),

@@ -39,8 +39,8 @@ def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
     records: list = []
     spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=3600,
                     classes=(TrafficClass(sla_ms=50.0),), seed=3)
-    unsubscribe = lab.load.subscribe(records.extend)
-    lab.load.start(spec)
+    unsubscribe = lab.traffic_records(records.extend)
+    lab.start_traffic(spec)
     events = []
     try:
         while lab.traffic().started_at is None:

@@ -37,7 +37,7 @@ from app.autopilot.steered import play_steered
 from app.config.edits import set_settings
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
-from app.metrics.meter import merged
+from app.timeline.meter import merged
 from app.experiments.trace.judge import TraceScore, judge
 from app.experiments.trace.play import TraceLoad, play, score_of
 from app.cli.headless import headless_lab

@@ -2,8 +2,10 @@
 
 In one run, on a temporary copy of model_repository/, Model Analyzer 1.58 profiles gpu_sim (brute search,
 local launch of the wheel's tritonserver, perf_analyzer from the tritonclient 2.51 wheel through a wrapper
-that sets LD_LIBRARY_PATH), then the lab's sweep measures the same space; both wall times, their ratio
-(ours / Model Analyzer's) and both choices are printed, and --json writes them.
+that sets LD_LIBRARY_PATH), then the lab's adaptive sweep measures the same space, then the lab's twin-ranked
+sweep (the twin, calibrated by a probe of a few seconds, ranks every configuration; only the top --twin-top are
+measured, from the load it expects to be their best, and the top candidates twice): each wall time (with and
+without starting the lab's server), its ratio to Model Analyzer's, and each choice are printed; --json writes them.
 
 Model Analyzer is not a project dependency: the first run creates a separate venv for it under
 .lab/bench/model-analyzer (same interpreter, `pip install triton-model-analyzer==1.58.0`, about 600 MB)
@@ -125,17 +127,18 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def run_lab_sweep(space: SearchSpace, repo: Path, work: Path) -> dict:
-    """Sweep the same space through the lab (an embedded tritonserver on the copy); return its wall time and choice."""
-    from app.experiments.sweep.sweeper import run_sweep  # noqa: PLC0415 - the lab's sweep
+def run_lab_sweep(space: SearchSpace, repo: Path, work: Path, twin_top: int = 0) -> dict:
+    """Sweep the same space through the lab (an embedded tritonserver on the copy), every configuration or the
+    twin's top ones; return its wall time and choice."""
+    from app.experiments.sweep.sweeper import SweepOptions, run_sweep  # noqa: PLC0415 - the lab's sweep
     from app.lab.root import Lab  # noqa: PLC0415
 
     os.environ["TBL_STATE_DIR"] = str(work / "state")  # the experiment store goes with the temporary copy
-    print(f"lab sweep: {space.points()} points at most (adaptive={space.adaptive})", flush=True)
+    print(f"lab sweep: {space.points()} points at most (adaptive={space.adaptive}, twin_top={twin_top})", flush=True)
     t0 = time.monotonic()
     lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
     try:
-        result = run_sweep(lab, space, label="bench")
+        result = run_sweep(lab, space, label="bench", options=SweepOptions(twin_top=twin_top))
     finally:
         lab.close()
     wall = time.monotonic() - t0
@@ -146,7 +149,7 @@ def run_lab_sweep(space: SearchSpace, repo: Path, work: Path) -> dict:
                    "p99_ms": best.get("p99_ms"), "load": best.load}
     return {"wall_s": wall, "sweep_wall_s": result.wall_s, "status": result.status, "note": result.note,
             "measurements": len(result.points), "choice": _choice_json(best.choice if best else None),
-            "figures": figures}
+            "figures": figures, "skipped": result.skipped}
 
 
 def _choice_json(choice: Choice | None) -> dict | None:
@@ -167,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the figures here")
     p.add_argument("--ma-only", action="store_true", help="run Model Analyzer alone")
     p.add_argument("--timeout", type=float, default=1800.0, help="limit of the Model Analyzer run, seconds")
+    p.add_argument("--twin-top", type=int, default=2, help="configurations the twin-ranked sweep measures")
     args = p.parse_args(argv)
     space = SearchSpace(model="gpu_sim", instances=(1, 2), delays_us=(0, 2000), include_default=True,
                         loads=(1, 2, 4, 8, 16), p99_budget_ms=args.budget_ms)
@@ -176,9 +180,12 @@ def main(argv: list[str] | None = None) -> int:
         result = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "space": space.to_dict(),
                   "model_analyzer": run_model_analyzer(space, repo, work / "ma", args.timeout)}
         if not args.ma_only:
-            result["lab"] = run_lab_sweep(space, repo, work / "lab")
-            result["ratio"] = result["lab"]["wall_s"] / result["model_analyzer"]["wall_s"]
-            result["agree"] = result["lab"]["choice"] == result["model_analyzer"]["choice"]
+            ma_wall = result["model_analyzer"]["wall_s"]
+            for arm, top in (("lab", 0), ("lab_twin", args.twin_top)):
+                result[arm] = run_lab_sweep(space, repo, work / arm, twin_top=top)
+                result[arm]["ratio"] = result[arm]["wall_s"] / ma_wall
+                result[arm]["study_ratio"] = result[arm]["sweep_wall_s"] / ma_wall
+                result[arm]["agree"] = result[arm]["choice"] == result["model_analyzer"]["choice"]
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -205,12 +212,14 @@ def _print(result: dict) -> None:
     print(f"p99 budget {budget:g} ms")
     print(f"Model Analyzer: {ma['wall_s']:.1f} s, {ma['figures']['measurements']} measurements -> "
           f"{_describe(ma['choice'], ma['figures'])}")
-    if "lab" in result:
-        lab = result["lab"]
-        print(f"lab sweep:      {lab['wall_s']:.1f} s (sweep {lab['sweep_wall_s']:.1f} s, {lab['status']}), "
+    for arm, name in (("lab", "lab sweep (adaptive)"), ("lab_twin", "lab sweep (twin-ranked)")):
+        if arm not in result:
+            continue
+        lab = result[arm]
+        print(f"{name}: {lab['wall_s']:.1f} s (the study {lab['sweep_wall_s']:.1f} s, {lab['status']}), "
               f"{lab['measurements']} measurements -> {_describe(lab['choice'], lab['figures'])}")
-        print(f"wall time ratio (lab / Model Analyzer): {result['ratio']:.2f}; "
-              f"choices {'agree' if result['agree'] else 'DIFFER'}")
+        print(f"  ratio to Model Analyzer: {lab['ratio']:.3f} with the server's start, {lab['study_ratio']:.3f} the "
+              f"study alone; choices {'agree' if lab['agree'] else 'DIFFER'}")
 
 
 def _describe(choice: dict | None, figures: dict | None) -> str:

@@ -2,17 +2,21 @@
 
 Closed loop: perf_analyzer, `python -m loadgen run` (its own process, as perf_analyzer runs in its own) and the
 dashboard's path (LoadController: the worker process, records piped back) take turns at the same concurrency.
---busy runs `stress-ng --cpu 1` (Debian's) beside all of them for the whole comparison: one of the two cores
-kept busy by other work, as on a shared machine.
+Open loop: the send lateness of a Poisson schedule. A busy dashboard: the same open loop run by the worker process
+and on a thread of this process while another thread of it spins (as Streamlit's script runs do), each send's
+lateness. --busy runs `stress-ng --cpu 1` (Debian's) beside all of them for the whole comparison: one of the two
+cores kept busy by other work, as on a shared machine.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +25,8 @@ from bench.perf_analyzer import ensure_perf_analyzer, run_perf_analyzer
 from loadgen.controller import LoadController
 from loadgen.report import json_summary
 from loadgen.inputs.shapes import ShapeSpec
-from loadgen.spec import LoadSpec, TrafficClass
+from loadgen.run import LoadRun
+from loadgen.spec import LoadSpec, Mode, TrafficClass
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
@@ -49,6 +54,48 @@ def dashboard(ctl: LoadController, concurrency: int, duration_s: float, warmup_s
     return json_summary(snap.summary, spec)
 
 
+def busy_dashboard(url: str, rate: float, seconds: float) -> dict:
+    """Run one open loop by the worker process, then on a thread of this process, while a thread here spins; return
+    each one's share of first attempts sent over 1 ms late and their median lateness (µs)."""
+    spec = LoadSpec(model=MODEL, mode=Mode.OPEN, rate=rate, duration_s=seconds,
+                    classes=(TrafficClass(shape=ShapeSpec(dims=(SHAPE,))),))
+    stop = threading.Event()
+
+    def spin() -> None:
+        x = 0
+        while not stop.is_set():
+            for _ in range(1000):
+                x += 1
+
+    hog = threading.Thread(target=spin, daemon=True)
+    hog.start()
+    try:
+        by_worker: list = []
+        ctl = LoadController(url)
+        ctl.subscribe(by_worker.extend)
+        try:
+            ctl.start(spec)
+            if not ctl.wait(seconds + 60):
+                raise RuntimeError("the worker's run did not end")
+        finally:
+            ctl.close()
+        here: list = []
+        run = LoadRun(spec, url, [here.extend])
+        thread = threading.Thread(target=lambda: asyncio.run(run.run()))
+        thread.start()
+        thread.join(seconds + 60)
+    finally:
+        stop.set()
+        hog.join()
+    return {"rate": rate, "seconds": seconds, "worker": _lateness(by_worker), "in_process": _lateness(here)}
+
+
+def _lateness(records: list) -> dict:
+    first = sorted(r.lateness_s for r in records if r.attempt == 1)
+    return {"sent": len(first), "late_share": sum(r.late for r in records if r.attempt == 1) / max(len(first), 1),
+            "median_lateness_us": first[len(first) // 2] * 1e6 if first else None}
+
+
 def busy_core(seconds: float) -> subprocess.Popen:
     """Start stress-ng keeping one core busy (ended by its PID, or by its own timeout)."""
     binary = shutil.which("stress-ng")
@@ -68,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--open-seconds", type=float, default=60.0, help="long enough for Poisson counts to settle")
     p.add_argument("--spin-us", type=float, nargs="*", default=[0.0],
                    help="open-loop runs, one per busy-wait setting of the pacer")
+    p.add_argument("--dashboard-rate", type=float, default=300.0, help="open-loop rate beside a busy dashboard")
+    p.add_argument("--dashboard-seconds", type=float, default=3.0, help="each busy-dashboard run (0: skip them)")
     p.add_argument("--busy", action="store_true", help="keep one core busy with stress-ng --cpu 1 throughout")
     p.add_argument("--json", type=Path, default=None, help="default: out/vs_perf_analyzer[_busy].json")
     args = p.parse_args(argv)
@@ -81,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     ctl = LoadController(endpoint.http_url)
     try:
         if args.busy:
-            stress = busy_core(args.rounds * (3 * args.seconds + 60) + len(args.spin_us) * args.open_seconds + 120)
+            stress = busy_core(args.rounds * (3 * args.seconds + 60) + len(args.spin_us) * args.open_seconds
+                               + 2 * args.dashboard_seconds + 180)
         closed = []
         for i in range(args.rounds):
             pa = run_perf_analyzer(binary, env, endpoint.host_port, MODEL, args.concurrency, f"INPUT:{SHAPE}",
@@ -97,13 +147,15 @@ def main(argv: list[str] | None = None) -> int:
                     "poisson", "--spin-us", str(spin), duration_s=args.open_seconds)
             for spin in args.spin_us
         ]
+        dashboard_busy = (busy_dashboard(endpoint.http_url, args.dashboard_rate, args.dashboard_seconds)
+                          if args.dashboard_seconds > 0 else None)
     finally:
         ctl.close()
         if stress is not None:
             stress.terminate()
             stress.wait(10)
         server.stop()
-    result = _result(args, closed, opened)
+    result = {**_result(args, closed, opened), "busy_dashboard": dashboard_busy}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2) + "\n")
     _print(result, args.json)
@@ -153,6 +205,12 @@ def _print(result: dict, path: Path) -> None:
               f"achieved {o['achieved_rps']:.1f}/s (error {o['rate_error']:+.2%}, Poisson sd {o['poisson_sd']:.2%});"
               f" send lateness p50 {o['lateness_us']['p50']:.0f} us, p99 {o['lateness_us']['p99']:.0f} us;"
               f" late {o['late']} of {o['sent']}")
+    busy = result.get("busy_dashboard")
+    if busy:
+        worker, inside = busy["worker"], busy["in_process"]
+        print(f"open loop {busy['rate']:.0f}/s beside a spinning thread of this process: the worker process "
+              f"{worker['late_share']:.2f} late, median lateness {worker['median_lateness_us']:.0f} us; on a thread of "
+              f"this process {inside['late_share']:.2f} late, median {inside['median_lateness_us']:.0f} us")
     print(f"wrote {path}")
 
 

@@ -2,6 +2,9 @@
 under a pid (/proc)."""
 from __future__ import annotations
 
+import ast
+import functools
+
 import importlib.util
 import json
 import os
@@ -178,3 +181,9 @@ def descendants(pid: int) -> list[Proc]:
         out += more
         level = [p.pid for p in more]
     return out
+
+
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """Return a source file's syntax tree, parsed once per test process (the code's structure tests share it)."""
+    return ast.parse(Path(path).read_text(), str(path))

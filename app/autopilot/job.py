@@ -14,7 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from app.autopilot.pilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
+from app.autopilot.pilot import ADVISED, APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
+from app.autopilot.twin_sizing import TwinSizer, Verdict, lab_predictor
 from app.autopilot.forecast import ForecastClock, Outlook
 from app.autopilot.rules import ADD_GAP_S, KnobState, hold_s, reload_steps
 from app.config.edits import set_settings
@@ -93,14 +94,17 @@ class AutopilotJob:
     def __init__(self, lab: StudyLab, model: str, bounds: Bounds, *, window_s: float = WINDOW_S,
                  period_s: float = PERIOD_S, duration_s: float | None = None, label: str = "",
                  clock: Callable[[], float] = time.time, forecast: ForecastClock | None = None,
-                 since: Callable[[], float | None] | None = None) -> None:
+                 since: Callable[[], float | None] | None = None, advisory: bool = False,
+                 twin: bool = True) -> None:
         if not 1.0 <= window_s <= 60.0 or not 0.5 <= period_s <= window_s:
             raise ValueError(f"window_s {window_s:g} and period_s {period_s:g}: use a window of 1–60 s and a period "
                              "of 0.5 s up to the window")
         self.lab, self.model, self.bounds = lab, model, bounds
         self.window_s, self.period_s, self.duration_s, self._clock = window_s, period_s, duration_s, clock
-        self.label = label or f"autopilot on {model} (p99 ≤ {bounds.sla_p99_ms:g} ms)"
-        self.pilot = Autopilot(bounds, clock=clock)
+        self.advisory = advisory  # say what it would change and why, apply nothing
+        self.label = label or (f"autopilot {'advice ' if advisory else ''}on {model} (p99 ≤ {bounds.sla_p99_ms:g} ms)")
+        # the twin sizes adds and holds give-backs ("will N instances hold the SLA at the rate expected?")
+        self.pilot = Autopilot(bounds, clock=clock, sizer=TwinSizer(lab_predictor(lab, model)) if twin else None)
         self.forecast = forecast  # None: it reacts to the windows alone
         self._since = since  # when the traffic it steers for began (None from it: not yet); windows start after it
         self.records: list[dict] = []  # every judged window of the run (what its study keeps)
@@ -115,7 +119,8 @@ class AutopilotJob:
         study_id = lab.add_study(Study(
             KIND, self.label, model, {"bounds": bounds_dict(self.bounds), "window_s": self.window_s,
                                       "period_s": self.period_s, "duration_s": self.duration_s,
-                                      "forecast": self._forecast_params()},
+                                      "forecast": self._forecast_params(), "advisory": self.advisory,
+                                      "twin": self.pilot.sizer is not None},
             started, base_config=lab.served_text(model), env=environment(lab, model)))
         state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings),
                                   forecast=self.forecast.forecast.source if self.forecast is not None else "")
@@ -178,7 +183,11 @@ class AutopilotJob:
         state.windows += 1
         state.last, state.serving = decision, _serving(settings)
         records.append(record_of(figures, settings, decision, room, outlook))
-        if decision.changes:
+        if decision.changes and self.advisory:  # shown and kept, not applied: the knobs served stay
+            lab.mark(model, KIND, f"autopilot advice (not applied): {decision.reason}")
+            self.pilot.record(Outcome(ADVISED, t=now))
+            records[-1]["advised"] = True
+        elif decision.changes:
             reloads: list[list] = []
             try:
                 self._apply(decision, config, settings, reloads)
@@ -278,10 +287,13 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
         if served.get("delay_us") is not None:
             knobs["max_queue_delay_microseconds"] = served["delay_us"]
         window = Figures.from_dict(rec.get("figures"))
+        pilot.sizer = RecordedSizer.of(rec)  # the twin's answer as the run got it (None: the run asked none)
         decision = pilot.decide(window, apply_knobs(settings, knobs), rec["decision"]["t"], rec.get("no_room", ""),
                                 Outlook.from_dict(rec.get("outlook")))
         out.append(decision)
-        if decision.changes:
+        if decision.changes and rec.get("advised"):
+            pilot.record(Outcome(ADVISED, t=decision.t))
+        elif decision.changes:
             clock[0] = rec.get("applied_t", decision.t)
             reloads = rec.get("reloads")
             pilot.record(Outcome(APPLIED, t=rec["applied_t"], instances=int(reloads[-1][1]) if reloads else None)
@@ -290,6 +302,30 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
         if pilot.stopped:
             break
     return out
+
+
+class RecordedSizer:
+    """The twin's answer a recorded window got, given back to a replay: the same verdict for the count it named."""
+
+    def __init__(self, answer: dict) -> None:
+        self.answer, self.share = answer, 0.8
+
+    @classmethod
+    def of(cls, record: dict) -> RecordedSizer | None:
+        """Return the sizer of a recorded window, None when the run asked the twin nothing there."""
+        answer = ((record.get("decision") or {}).get("figures") or {}).get("twin")
+        return cls(answer) if answer else None
+
+    def _verdict(self) -> Verdict:
+        a = self.answer
+        return Verdict(int(a["instances"]), bool(a["holds"]), float(a["p99_high_ms"]),
+                       a.get("words") or "as the twin answered then")
+
+    def verdict(self, settings, instances: int, rate_rps: float, sla_ms: float) -> Verdict | None:
+        return self._verdict() if instances == int(self.answer["instances"]) else None
+
+    def fewest(self, settings, rate_rps: float, sla_ms: float, low: int, high: int) -> Verdict | None:
+        return self._verdict()
 
 
 def bounds_dict(bounds: Bounds) -> dict:

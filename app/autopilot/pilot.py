@@ -40,7 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from app.autopilot.forecast import Outlook
-from app.autopilot.rules import (ACT_SHARE, FLAP_DWELLS, RELAX_SHARE, RELAX_WINDOWS, RELAXING,
+from app.autopilot.twin_sizing import TwinSizer
+from app.autopilot.rules import (ACT_SHARE, ADD, FLAP_DWELLS, RELAX_SHARE, RELAX_WINDOWS, RELAXING,
                                  REMOVE, Bounds, BoundsError, KnobState, Step, ahead, ahead_needs, ahead_relax,
                                  cannot_steer, end_words, hold_s, into_bounds, outrun, pressure_words, quiet_words,
                                  relax, still_needed, tighten)
@@ -50,10 +51,11 @@ from app.diagnosis.diagnose import window_from
 from app.timeline.figures import Figures
 from app.metrics.catalog import MIN_SAMPLES
 
-__all__ = ["APPLIED", "REFUSED", "RESTARTED", "Autopilot", "Bounds", "BoundsError", "Decision", "Outcome"]
+__all__ = ["ADVISED", "APPLIED", "REFUSED", "RESTARTED", "Autopilot", "Bounds", "BoundsError", "Decision", "Outcome"]
 
 HOLD, WAIT, STOP = "hold", "wait", "stop"  # decisions without a change (a change's kind is its Step's)
 APPLIED, REFUSED, RESTARTED = "applied", "refused", "restarted"  # what the lab did with a decision
+ADVISED = "advised"  # advisory mode: shown, not applied; the pace rules count it, the knobs served stay
 
 
 @dataclass(frozen=True)
@@ -95,15 +97,16 @@ class Outcome:
     instances: int | None = None  # applied: the count serving when a stepwise add stopped short (None: as decided)
 
     def __post_init__(self) -> None:
-        if self.kind not in (APPLIED, REFUSED, RESTARTED):
-            raise ValueError(f"outcome kind {self.kind!r}; use one of {APPLIED}, {REFUSED}, {RESTARTED}")
+        if self.kind not in (APPLIED, REFUSED, RESTARTED, ADVISED):
+            raise ValueError(f"outcome kind {self.kind!r}; use one of {APPLIED}, {REFUSED}, {RESTARTED}, {ADVISED}")
 
 
 class Autopilot:
     """Decide one knob step per window within Bounds, with dwell, hysteresis and self-stop (see the module's rules)."""
 
-    def __init__(self, bounds: Bounds, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, bounds: Bounds, clock: Callable[[], float] = time.time, sizer: TwinSizer | None = None) -> None:
         self.bounds, self._clock = bounds, clock
+        self.sizer = sizer  # the twin (app.autopilot.twin_sizing): asked how many instances hold; None: rules alone
         self._log: list[Decision] = []
         self.reset()
 
@@ -156,7 +159,7 @@ class Autopilot:
             return Decision(now, WAIT, waiting, figures=numbers)
         if outlook is not None:
             numbers["forecast"] = outlook.to_dict()
-        return self._judge(figures, symptoms, state, numbers, now, no_room, outlook)
+        return self._judge(figures, symptoms, state, numbers, now, no_room, outlook, settings)
 
     def record(self, outcome: Outcome) -> None:
         """Take what the lab did with the last decision: an applied change starts the dwell; a refusal or a restart
@@ -170,7 +173,9 @@ class Autopilot:
             what = f" ({pending[0].reason})" if pending else ""
             self._stop(t, f"the lab refused the change{what}: {outcome.text or 'no reason given'}")
         elif pending is None:
-            raise ValueError("record(applied) without a decision that changed something: call decide() first")
+            raise ValueError(f"record({outcome.kind}) without a decision that changed something: call decide() first")
+        elif outcome.kind == ADVISED:  # not applied: the same advice waits a dwell, the knobs served stay expected
+            self._changes[-1] = t
         else:
             _, step, state = pending
             if outcome.instances is not None:
@@ -185,7 +190,7 @@ class Autopilot:
                 self._last_down = t
 
     def _judge(self, figures: Figures, symptoms: Symptoms, state: KnobState, numbers: dict, now: float,
-               no_room: str = "", outlook: Outlook | None = None) -> Decision:
+               no_room: str = "", outlook: Outlook | None = None, settings: ModelSettings | None = None) -> Decision:
         """Return the decision for a window fit to judge: a step, held by the pace rules or not, or a hold."""
         rising = self._rising(symptoms.waiting_share)
         p99 = figures.get("p99_ms")
@@ -198,6 +203,7 @@ class Autopilot:
             self._carried = max(self._carried, served / state.instances)
         self._count_quiet(figures, p99)
         step, why = self._step(figures, symptoms, state, rising, no_room, outlook)
+        step, why = self._ask_twin(step, why, symptoms, state, settings, served, numbers)
         if step is None:
             return Decision(now, HOLD, why, figures=numbers)
         reason = f"{why}: {step.words}" if why else step.words
@@ -247,6 +253,33 @@ class Autopilot:
                 return None, f"{why}: −1 instance held: {needed}"
             return step, why if step else f"{why}: nothing left to give back within the bounds"
         return None, f"p99 {p99:.1f} ms, {percent(p99 / sla)} of the {sla:g} ms SLA: holding"
+
+    def _ask_twin(self, step: Step | None, why: str, symptoms: Symptoms, state: KnobState,
+                  settings: ModelSettings | None, served: float | None, numbers: dict) -> tuple[Step | None, str]:
+        """Size an add, or hold a give-back, by the twin's answer at the offered rate (nothing to ask without a sizer,
+        settings or an offered rate: the rules' step stands)."""
+        rate = symptoms.offered_rps or served
+        if self.sizer is None or step is None or settings is None or not rate or step.planned:
+            return step, why
+        sla = self.bounds.sla_p99_ms
+        if step.kind == ADD and step.tightens:
+            fewest = self.sizer.fewest(settings, rate, sla, state.instances + 1, self.bounds.max_instances)
+            if fewest is None:
+                return step, why
+            numbers["twin"] = {"instances": fewest.instances, "holds": fewest.holds,
+                               "p99_high_ms": fewest.p99_high_ms, "words": fewest.words}
+            more = fewest.instances - state.instances
+            return Step(ADD, {"instance_count": fewest.instances},
+                        f"+{more} instance{'s' if more > 1 else ''} ({state.instances} → {fewest.instances}): "
+                        f"{fewest.words}" + ("" if fewest.holds else " — the most the bounds allow"), True), why
+        if step.kind == REMOVE:
+            fewer = self.sizer.verdict(settings, state.instances - 1, rate, sla)
+            if fewer is not None:
+                numbers["twin"] = {"instances": fewer.instances, "holds": fewer.holds,
+                                   "p99_high_ms": fewer.p99_high_ms, "words": fewer.words}
+                if not fewer.holds:
+                    return None, f"{why}: −1 instance held: {fewer.words}, over {self.sizer.share:.0%} of the SLA"
+        return step, why
 
     def _instance_rps(self, outlook: Outlook | None) -> float | None:
         """Return the requests/s one instance carries within the SLA, for sizing to a forecast: the one given with

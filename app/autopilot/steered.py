@@ -16,7 +16,7 @@ from app.autopilot.job import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
 from app.autopilot.rules import KnobState
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
-from app.metrics.meter import merged
+from app.timeline.meter import merged
 from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TraceScore, score
 from app.experiments.trace.play import TraceLoad, play

@@ -36,6 +36,9 @@ def add_arguments(sub, common: argparse.ArgumentParser, numbers) -> None:
     cmd.add_argument("--failure-stop", type=float, default=0.05, help="stop above this failure share (default 0.05)")
     cmd.add_argument("--window-s", type=float, default=WINDOW_S, help=f"each decision's window (default {WINDOW_S:g})")
     cmd.add_argument("--period-s", type=float, default=PERIOD_S, help=f"a decision every (default {PERIOD_S:g})")
+    cmd.add_argument("--advisory", action="store_true", help="say what it would change and why, apply nothing")
+    cmd.add_argument("--no-twin", action="store_true", help="decide by the reactive rules alone (the twin does not "
+                     "size adds nor hold give-backs)")
     traffic = cmd.add_mutually_exclusive_group(required=True)
     traffic.add_argument("--trace", help="a shipped trace (diurnal, flash_crowd) or a rate file to play once")
     traffic.add_argument("--rate", type=float, help="a steady Poisson rate (req/s) instead of a trace")
@@ -110,7 +113,7 @@ def run(args) -> int:
             out["trace_score"] = judged.to_dict()
         else:
             job = AutopilotJob(lab, args.model, bounds, window_s=args.window_s, period_s=args.period_s,
-                               duration_s=seconds, label=args.label)
+                               duration_s=seconds, label=args.label, advisory=args.advisory, twin=not args.no_twin)
             lab.start_traffic(spec)
             try:
                 result = job.run(_printer(), cancel)

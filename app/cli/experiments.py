@@ -1,8 +1,9 @@
 """Headless studies: python -m app.experiments sweep ... | ab ... | trace-sweep ... [--json OUT] [--report OUT.html];
 and the autopilot: python -m app.experiments autopilot ... (its exit codes: app.cli.autopilot).
 
-Runs on the embedded server (started here on a temporary copy of --model-repository, default the lab's
-model_repository/, so the folder's configs stay as they are) or on TRITON_URL's server (with TRITON_GRPC_URL,
+Runs on the embedded server (started here on a temporary copy of --model-repository, else of TBL_MODEL_REPOSITORY's
+folder as the dashboard takes it, else of the lab's model_repository/, so the folder's configs stay as they are; a
+folder or model that is not there is refused before it starts) or on TRITON_URL's server (with TRITON_GRPC_URL,
 TRITON_CONTROL_KEY, TRITON_MODEL_REPOSITORY as the dashboard takes them). Exits 0 when the study is done (a sweep
 found an operating point; an A/B found a clear difference, or none was required; a trace-judged sweep found a
 configuration that holds the SLA through the trace), 1 when no configuration met the budget (or no clear difference
@@ -46,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--model", required=True, help="the model to study (any model the server serves)")
     common.add_argument("--model-repository", type=Path, help="the repository the embedded server serves a "
-                        "temporary copy of (default: the lab's); not with TRITON_URL")
+                        "temporary copy of (default: TBL_MODEL_REPOSITORY, else the lab's); not with TRITON_URL")
     common.add_argument("--json", type=Path, help="write the study's definition, figures and outcome here")
     common.add_argument("--report", type=Path, help="write the self-contained HTML report here")
     common.add_argument("--label", default="", help="the study's label (stored with it)")
@@ -65,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
     sweep.add_argument("--grid", action="store_true", help="measure every point (default: adaptive search)")
     sweep.add_argument("--window-s", type=float, default=0.5, help="measurement window (s, default 0.5)")
     sweep.add_argument("--max-windows", type=int, default=12, help="windows before a point counts as unsettled")
+    sweep.add_argument("--twin-top", type=int, default=0, help="let the twin rank every configuration and measure "
+                       "only the top N (default 0: measure them all)")
     ab = sub.add_parser("ab", parents=[common], help="compare configurations under identical traffic, in trials")
     for letter in "abcd":
         ab.add_argument(f"--{letter}", required=letter in "ab", metavar="ARM",
@@ -91,6 +94,9 @@ def parser() -> argparse.ArgumentParser:
     from app.cli.autopilot import add_arguments  # noqa: PLC0415 - the autopilot's own arguments, beside the studies
 
     add_arguments(sub, common, _numbers)
+    from app.cli.predict import add_arguments as add_predict  # noqa: PLC0415 - the twin's predictions
+
+    add_predict(sub, common, _numbers)
     return top
 
 
@@ -118,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             from app.cli.autopilot import run  # noqa: PLC0415
 
             return run(args)
+        if args.command == "predict":
+            from app.cli.predict import run as predict  # noqa: PLC0415
+
+            return predict(args)
         return _ab(args)
     except KeyboardInterrupt:  # before the study began (starting the server): nothing to restore
         print("error: interrupted", file=sys.stderr)
@@ -141,7 +151,8 @@ def _sweep(args) -> int:
                         include_default=not args.no_default, load_kind=CONCURRENCY if args.concurrency else RATE,
                         loads=args.concurrency or args.rate, p99_budget_ms=args.p99_ms,
                         min_throughput_rps=args.min_throughput, adaptive=not args.grid)
-    options = SweepOptions(window_s=args.window_s, max_windows=args.max_windows, seed=args.seed)
+    options = SweepOptions(window_s=args.window_s, max_windows=args.max_windows, seed=args.seed,
+                           twin_top=args.twin_top)
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
         print(f"sweep of {args.model} on {where}: {len(space.choices())} configurations × {len(space.loads)} "
               f"{space.load_kind} levels (at most {space.points()} points), p99 budget {space.p99_budget_ms:g} ms",

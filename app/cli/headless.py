@@ -12,13 +12,17 @@ import threading
 from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY
+from app.server.repository import ModelNameError, model_dir, model_names
 
 LINK_ABOVE_BYTES = 16 * 2**20  # a repository copy links files this large (weights) instead of copying them
 
 
 @contextlib.contextmanager
-def headless_lab(repository: Path | None, model: str):
-    """Yield (lab, where it runs) on TRITON_URL's server or an embedded one on a temporary repository copy."""
+def headless_lab(repository: Path | None, model: str, lab_models: bool = False):
+    """Yield (lab, where it runs) on TRITON_URL's server or an embedded one on a temporary copy of a repository: the
+    one named (--model-repository), else TBL_MODEL_REPOSITORY's as the dashboard takes it, else the lab's own
+    (lab_models: always the lab's own, whatever TBL_MODEL_REPOSITORY says). The repository and the model in it are
+    checked before any server starts (ValueError saying what is wrong)."""
     from app.lab.root import Lab  # noqa: PLC0415 - starting a server is for a study only
 
     with tempfile.TemporaryDirectory(prefix="tbl-study-") as tmp, contextlib.ExitStack() as stack:
@@ -29,9 +33,7 @@ def headless_lab(repository: Path | None, model: str):
                                  "server's folder with TRITON_MODEL_REPOSITORY")
             where = f"the server at {env['TRITON_URL'].strip()}"
         else:
-            source = Path(repository or MODEL_REPOSITORY).expanduser().resolve()
-            if not source.is_dir():
-                raise ValueError(f"--model-repository {source}: no such folder")
+            source = _embedded_source(repository, None if lab_models else env.get("TBL_MODEL_REPOSITORY"), model)
             repo = Path(tmp) / "model_repository"
             shutil.copytree(source, repo, copy_function=_copy_or_link, ignore=shutil.ignore_patterns("__pycache__"))
             env["TBL_MODEL_REPOSITORY"] = str(repo)
@@ -45,6 +47,22 @@ def headless_lab(repository: Path | None, model: str):
             yield lab, where
         finally:
             lab.close()
+
+
+def _embedded_source(repository: Path | None, from_env: str | None, model: str) -> Path:
+    """Return the folder the embedded server serves a copy of; ValueError when it is no folder or holds no such
+    model (before any server starts, like every other refusal)."""
+    named = (f"--model-repository {repository}" if repository is not None else
+             f"TBL_MODEL_REPOSITORY={from_env}" if from_env and from_env.strip() else "the lab's model_repository/")
+    source = Path(repository or (from_env or "").strip() or MODEL_REPOSITORY).expanduser().resolve()
+    if not source.is_dir():
+        raise ValueError(f"{named}: no such folder ({source})")
+    try:
+        model_dir(source, model)
+    except ModelNameError as exc:
+        there = model_names(source)
+        raise ValueError(f"--model: {exc}; its models: {', '.join(there) or 'none'}") from None
+    return source
 
 
 @contextlib.contextmanager

@@ -48,7 +48,8 @@ def _run(scenarios: list, full: bool, out: Path | None) -> int:
             return 2
     results = []
     try:
-        with headless_lab(None, scenarios[0].model) as (lab, _where), cancel_on_signals() as cancel:
+        with headless_lab(None, scenarios[0].model, lab_models=True) as (lab, _where), \
+                cancel_on_signals() as cancel:
             for scenario in scenarios:
                 print(f"{scenario.title} — expected: {scenario.expect}", flush=True)
                 results.append(run_scenario(lab, scenario, full=full, progress=printer(), cancel=cancel))

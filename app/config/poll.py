@@ -1,6 +1,6 @@
 """Apply on a server in poll mode: after config.pbtxt is written, wait until the server serves what it says.
 
-Measured on tritonserver 2.51 (tests/config/test_poll.py), a Python model, 2 busy cores: a changed config serves
+Measured on tritonserver 2.51 (bench/config_serve_time.py), a Python model, 2 busy cores: a changed config serves
 1.6 / 2.1 / 2.8 s (min / median / max of 15) after the write with --repository-poll-secs=1, and 2.8 / 3.1 / 4.1 s
 with 2: up to one poll interval, then ~1.3 s to load the new version beside the old one. A config the server cannot
 load leaves a serving model as it was: the old config keeps serving, READY, with no reason in the repository index;

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from app.config.errors import ConfigError
 from app.config.model_config import copy_config, format_config, parse_config
-from app.metrics.meter import MeasuredWindow, Meter, ServerGone
+from app.timeline.meter import MeasuredWindow, Meter, ServerGone
 from app.store.database import CANCELLED, DONE, FAILED, INTERRUPTED
 from app.lab.ports import StudyLab
 

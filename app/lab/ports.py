@@ -11,6 +11,7 @@ Timeline  the changes on the charts: markers, the last change, a reload under wa
 Traffic   the one shared load: what runs, start, change, stop
 Measure   figures of a window, before/after a change, the poller's view, a meter with exact edges, the fleet
 Studies   the experiment store (runs and studies) and the lab's one background job
+WhatIf    the twin (app/twin): its calibration of a model, and what it predicts a config does under a load
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # the types the verbs take and give; nothing here imports the
     from app.config.model_config import ModelConfig
     from app.lab.jobs import Job, JobState
     from app.metrics.gpu import GpuView
-    from app.metrics.meter import MeasuredWindow, Meter
+    from app.timeline.meter import MeasuredWindow, Meter
     from app.metrics.poller import MetricsSnapshot
     from app.metrics.promql import FleetFigures
     from app.server.control_mode import ControlMode
@@ -35,7 +36,12 @@ if TYPE_CHECKING:  # the types the verbs take and give; nothing here imports the
     from app.store.database import Experiment, Study
     from app.timeline.figures import Figures
     from app.timeline.markers import Marker
+    from app.config.settings import ModelSettings
+    from app.twin.calibration import Calibration
+    from app.twin.load import Load
+    from app.twin.predict import Prediction
     from loadgen.controller import LoadSnapshot
+    from loadgen.records import Record
     from loadgen.spec import LoadSpec
 
 CHANGE_KINDS = ("apply", "undo", "restart")
@@ -196,6 +202,9 @@ class Traffic(Protocol):
     def traffic_window(self, t0: float, t1: float) -> dict[str, dict]:
         """Return per-class client figures over the whole seconds of [t0, t1), of every run (all its models)."""
 
+    def traffic_records(self, fn: Callable[[list[Record]], None]) -> Callable[[], None]:
+        """Hand every batch of the load generator's records to fn (its own thread); return the unsubscribe."""
+
     def start_traffic(self, spec: LoadSpec) -> None:
         """Start the load (ValueError for a spec the limits refuse), marked on every target model's charts."""
 
@@ -293,14 +302,31 @@ class Studies(Store, Protocol):
 
 
 @runtime_checkable
-class StudyLab(Serving, Plans, Timeline, Traffic, Measure, Store, Protocol):
-    """The lab as a study sees it: it serves configs, runs traffic, measures, marks and stores."""
+class WhatIf(Protocol):
+    """The twin, calibrated from what the server reports: answers before measurement."""
+
+    def calibration(self, model: str, window_s: float = 30.0) -> Calibration | None:
+        """Return the twin's calibration of a model (None before any execution of it was seen)."""
+
+    def learn(self, model: str, t0: float, t1: float) -> bool:
+        """Note the model's executions of [t0, t1) with the twin; return whether there were enough."""
+
+    def twin_load(self, model: str, rate: float | None = None, concurrency: int | None = None) -> Load | None:
+        """Return the twin's load for the traffic the lab sends the model (None when none has run)."""
+
+    def predict(self, model: str, settings: ModelSettings, load: Load | None = None) -> Prediction:
+        """Return what settings would do under load (default: the lab's traffic); ValueError with the way out."""
 
 
 @runtime_checkable
-class LabPort(Serving, Plans, Timeline, Traffic, Measure, Studies, Protocol):
+class StudyLab(Serving, Plans, Timeline, Traffic, Measure, Store, WhatIf, Protocol):
+    """The lab as a study sees it: it serves configs, runs traffic, measures, marks, stores and predicts."""
+
+
+@runtime_checkable
+class LabPort(Serving, Plans, Timeline, Traffic, Measure, Studies, WhatIf, Protocol):
     """Every port: what a page, the command lines and the presenter's screen are handed."""
 
 
-PORTS = (Serving, Plans, Timeline, Traffic, Measure, Store, Studies)
+PORTS = (Serving, Plans, Timeline, Traffic, Measure, Store, Studies, WhatIf)
 Subscriber = Callable[[list], None]

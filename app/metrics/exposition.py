@@ -3,7 +3,7 @@
 Every Lab reads Triton's /metrics each second (and each dashboard, CLI and test process has a Lab): parsed whole
 with prometheus_client's character-by-character parser, that was about a tenth of the CPU a test run used
 (py-spy, 2026-12-02). The lab reads a dozen of Triton's families; this reads a line's metric name first and parses
-labels and value only for the names asked for. tests/metrics/test_exposition.py holds it to prometheus_client's
+labels and value only for the names asked for. tests/unit/metrics/test_exposition.py holds it to prometheus_client's
 parser on real captures and on the format's corners (escapes, NaN, infinities, timestamps, comments).
 """
 from __future__ import annotations

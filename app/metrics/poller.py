@@ -171,6 +171,28 @@ class MetricsPoller:
         deltas = [r["delta"] for r in (s.rows.get(model) or {} for s in samples) if r.get("delta") is not None]
         return sum(deltas, CounterDelta()), merge_hist(s.batches.get(model, {}) for s in samples)
 
+    def stats_window(self, model: str, t0: float, t1: float) -> ModelStats:
+        """Return one model's statistics over the polls that end in (t0, t1] as one read from zero: the summed
+        differences per batch size (executions, compute-infer ns) and the request totals (the twin's calibration)."""
+        with self._lock:
+            samples = [s for s in self._history if t0 < s.t <= t1]
+        batches: dict[int, int] = {}
+        batch_ns: dict[int, int] = {}
+        for sample in samples:
+            for size, (n, ns) in sample.batch_times.get(model, {}).items():
+                batches[size] = batches.get(size, 0) + n
+                batch_ns[size] = batch_ns.get(size, 0) + ns
+        delta, _ = self.delta(model, t0, t1)
+        c = delta.counters
+        success = int(c.get("nv_inference_request_success", 0))
+        durations = {"success": "nv_inference_request_duration_us", "queue": "nv_inference_queue_duration_us",
+                     "compute_input": "nv_inference_compute_input_duration_us",
+                     "compute_infer": "nv_inference_compute_infer_duration_us",
+                     "compute_output": "nv_inference_compute_output_duration_us"}
+        return ModelStats(batches, int(c.get("nv_inference_count", 0)), int(c.get("nv_inference_exec_count", 0)),
+                          dict.fromkeys(durations, success),
+                          {k: int(c.get(name, 0.0) * 1000) for k, name in durations.items()}, batch_ns)
+
     def retarget(self, endpoint) -> None:
         """Scrape another endpoint from the next poll on (after a restart); the history stays."""
         with self._poll_lock:

@@ -14,7 +14,7 @@ from app.diagnosis.diagnose import diagnose_model
 from app.experiments.driving import Cancelled, Interrupted, Progress, StudyDriver
 from app.experiments.report.environment import environment
 from app.lab.jobs import FunctionJob
-from app.metrics.meter import Meter, merged
+from app.timeline.meter import Meter, merged
 from app.store.database import DONE, Experiment, Study
 from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs, describe

@@ -46,7 +46,7 @@ _PLATFORM = re.compile(r"^\s*platform\s*:", re.MULTILINE)
 def completes_nothing(repo: Path, bundled: Path) -> bool:
     """Return True when Triton's auto-complete would change no config of the repository: every model is one of the
     lab's own as bundled in `bundled` — a config.pbtxt naming the Python backend beside version folders whose files
-    are byte for byte the bundled model's (whose code defines no auto_complete_config: tests/server/test_embedded.py).
+    are byte for byte the bundled model's (whose code defines no auto_complete_config: tests/contract/server/test_embedded.py).
 
     The Python backend's auto-complete only calls a model's TritonPythonModel.auto_complete_config, and only where it
     is defined (python_backend src/pb_stub.cc); to do so it starts one more stub at every load and sleeps 1 s before

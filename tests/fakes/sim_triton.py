@@ -2,8 +2,10 @@
 generator's records of the same requests, advanced one whole second at a time.
 
 Not a model of Triton to trust (the twin, app/twin, is that): just enough, deterministic, for every page and
-study to draw and act on a FakeLab with no server. What is real around it: the metrics poller parses the text
-it answers, the load controller's statistics take its records (tests/fakes/fake_lab.py).
+study to draw and act on a FakeLab with no server. A test may stop it answering (up), stop /metrics alone
+(metrics_up: the statistics API stands in) or have it refuse every request to a model with Triton's words
+(refusing). What is real around it: the metrics poller parses the text it answers, the load controller's statistics
+take its records (tests/fakes/fake_lab.py).
 """
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ import urllib.error
 from dataclasses import dataclass, field
 
 from app.config.model_config import ModelConfig
+from app.server.endpoint import Endpoint
 from app.config.read import settings_of
 from loadgen.outcome import Outcome
 from loadgen.records import Record
 from loadgen.spec import LoadSpec, Mode
 
+ENDPOINT = Endpoint("http://127.0.0.1:18000", "127.0.0.1:18001", "http://127.0.0.1:18002/metrics")  # nothing listens
 COUNTER_NAMES = ("nv_inference_request_success", "nv_inference_count", "nv_inference_exec_count",
                  "nv_inference_request_duration_us", "nv_inference_queue_duration_us",
                  "nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us",
@@ -59,6 +63,8 @@ class SimTriton:
         self.metrics_url, self.http_url = metrics_url, http_url.rstrip("/")
         self.models = {name: SimModel(config) for name, config in configs.items()}
         self.up = True
+        self.metrics_up = True  # False: /metrics does not answer (the statistics API still does)
+        self.refusing: dict[str, str] = {}  # model -> the words every request to it is refused with (HTTP 400)
         self._rng = random.Random(seed)
 
     def serve(self, name: str, config: ModelConfig) -> None:
@@ -71,6 +77,8 @@ class SimTriton:
         if not self.up:
             raise urllib.error.URLError("connection refused (the simulated server is down)")
         if url == self.metrics_url:
+            if not self.metrics_up:
+                raise urllib.error.URLError("connection refused (the simulated server's metrics port is off)")
             return self._metrics_text()
         if url.startswith(f"{self.http_url}/v2/models") and url.endswith("/stats"):
             return self._stats_json()
@@ -81,9 +89,12 @@ class SimTriton:
         if spec is None or run_t0 is None or spec.model not in self.models:
             return []
         model = self.models[spec.model]
+        if spec.model in self.refusing:
+            return self._refused(t, spec, run_t0)
         instances, batch, exec_us = model.cost()
         capacity = instances * batch / (exec_us / 1e6)  # requests a second the device can serve
-        offered = spec.rate if spec.mode == Mode.OPEN else min(capacity, spec.concurrency / (exec_us / 1e6))
+        in_flight = spec.concurrency + sum(q.count for q in spec.sequences)  # closed loop: sequences are in flight too
+        offered = spec.rate if spec.mode == Mode.OPEN else min(capacity, in_flight / (exec_us / 1e6))
         served = min(offered + model.backlog, capacity)
         model.backlog = max(0.0, model.backlog + offered - served)
         busy = min(0.95, offered / capacity)
@@ -92,7 +103,7 @@ class SimTriton:
             wait_us += exec_us / 2
         n = int(served)
         records = []
-        names = [c.name for c in spec.classes] or ["default"]
+        names = [c.name for c in spec.classes] + [q.name for q in spec.sequences] or ["default"]
         for i in range(n):
             sent = t - 1 - run_t0 + i / max(n, 1)
             latency = (wait_us + exec_us) / 1e6 * self._rng.expovariate(1.0) ** 0.5 * 1.1
@@ -112,6 +123,15 @@ class SimTriton:
         sizes[batch] = sizes.get(batch, 0) + math.ceil(n / batch)
         model.pending = model.backlog
         return records
+
+    def _refused(self, t: float, spec: LoadSpec, run_t0: float) -> list[Record]:
+        """Every request of the second refused before the model runs (Triton counts none of them)."""
+        n = int(spec.rate) if spec.mode == Mode.OPEN else 10 * (spec.concurrency + sum(q.count for q in spec.sequences))
+        names = [c.name for c in spec.classes] + [q.name for q in spec.sequences] or ["default"]
+        words = self.refusing[spec.model]
+        return [Record(names[i % len(names)], spec.model, 0, 0, t - 1 - run_t0 + i / max(n, 1),
+                       t - 1 - run_t0 + i / max(n, 1), 0.001, Outcome.ERROR, "http_400", 1, False, words)
+                for i in range(n)]
 
     def _metrics_text(self) -> str:
         lines = []

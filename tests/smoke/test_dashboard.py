@@ -1,13 +1,12 @@
 """The dashboard in Chromium on a real tritonserver: every page opens, and a change made on a page serves and shows."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 from app.config.model_config import read_config
 from app.config.read import settings_of
 from tests.helpers import wait_until
 from tests.smoke.browsing import (LAB_NAVIGATION, errors_shown, follow_link, full_screenshot, histogram, markers,
-                                  open_loop, open_overview, settled, start_traffic, stop_traffic)
+                                  open_loop, open_overview, start_traffic, stop_traffic)
 
 
 def test_every_page_opens_from_the_sidebar_with_no_error(dashboard, page):

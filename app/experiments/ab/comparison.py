@@ -34,7 +34,7 @@ from app.experiments.ab.verdict_words import change_words, config_words, finding
 from app.experiments.ab.confidence import Difference, paired
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.metrics.meter import Meter, merged
+from app.timeline.meter import Meter, merged
 from app.store.database import DONE, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab
 from app.experiments.trace.judge import TOLERANCE, TraceScore, TraceVerdict, allowed_over, judge, pooled

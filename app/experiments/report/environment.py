@@ -37,7 +37,7 @@ def environment(lab: StudyLab, model: str) -> dict:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "lab_commit": _commit(),
-        **repository_state(getattr(lab, "repo", None)),
+        **repository_state(lab.server_facts().repository),
         "recorded_at": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

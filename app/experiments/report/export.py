@@ -13,7 +13,7 @@ import math
 import re
 import shlex
 
-from app.metrics.meter import MeasuredWindow
+from app.timeline.meter import MeasuredWindow
 from app.experiments.sweep.space import CONCURRENCY, RATE
 from app.store.database import Experiment
 from app.experiments.sweep.sweeper import Point

@@ -53,7 +53,8 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 def svg(chart: alt.TopLevelMixin) -> str:
     """Return the chart as an inline SVG element (vl-convert: no browser, no network). Not validated against the
-    Vega-Lite schema here (a third of a report's time): tests/experiments/test_charts.py validates every chart."""
+    Vega-Lite schema here (a third of a report's time): tests/unit/experiments/report/test_study_charts.py validates
+    every chart."""
     return vl_convert.vegalite_to_svg(chart.to_json(validate=False))
 
 

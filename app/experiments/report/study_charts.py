@@ -15,7 +15,7 @@ import textwrap
 import altair as alt
 
 from app.experiments.ab.comparison import HEADLINE, ABResult
-from app.metrics.meter import MeasuredWindow
+from app.timeline.meter import MeasuredWindow
 from app.experiments.sweep.space import CONCURRENCY, SearchSpace
 from app.store.database import DONE
 from app.experiments.sweep.sweeper import Point, operating_point, pareto

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from app.metrics.meter import MeasuredWindow, merged
+from app.timeline.meter import MeasuredWindow, merged
 from app.store.database import DONE
 from app.metrics.catalog import fmt
 from app.timeline.figures import Figures

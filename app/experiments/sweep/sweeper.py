@@ -32,10 +32,12 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.metrics.meter import MeasuredWindow, Meter, merged, steady
+from app.timeline.meter import MeasuredWindow, Meter, merged, steady
 from app.experiments.sweep.points import Point, point_key
 from app.experiments.sweep.recommend import Recommendation, candidates, operating_point, pooled, recommend
+from app.experiments.probe import probe
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
+from app.experiments.sweep.twin_rank import Ranked, TwinSearch, kept, rank
 from app.experiments.sweep.space import CONCURRENCY, Choice, SearchSpace
 from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab
@@ -66,9 +68,12 @@ class SweepOptions:
     restore: bool = True  # serve the starting config again at the end
     recheck_top: int = 3  # how many top candidates are measured again before an operating point is named (0: none)
     recheck_rounds: int = 1  # how many times each (interleaved: A B C, A B C)
+    twin_top: int = 0  # > 0: the twin ranks every configuration and only the top ones are measured (twin_rank.py)
 
     def __post_init__(self):
         check_finite(self, "sweep options")
+        if not 0 <= self.twin_top <= 20:
+            raise ValueError(f"sweep options: twin_top must be 0-20, got {self.twin_top}")
         if not 0 <= self.recheck_top <= 10 or not 1 <= self.recheck_rounds <= 5:
             raise ValueError(f"sweep options: recheck_top must be 0-10 and recheck_rounds 1-5, got {self.recheck_top} "
                              f"and {self.recheck_rounds}")
@@ -167,6 +172,7 @@ def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "
         "best": best.key if best else None, "points": len(result.points), "skipped": result.skipped,
         "wall_s": result.wall_s, "rechecked": sweeper.rechecked,
         "repeats": sum(len(r) for r in sweeper.repeats.values()),
+        "twin": [r.to_dict() for r in sweeper.ranking],
         "recommendation": advice.to_dict() if advice else None})
     sweeper.report(final=True)
     return result
@@ -259,11 +265,15 @@ class _Sweeper(StudyDriver):
         self.meter: Meter | None = None
         self.remaining_configs = 0
         self.state = SweepProgress(study_id, done=len(done), points=list(done.values()))
+        self.ranking: list[Ranked] = []  # the twin's, when it chose what to measure
 
     # --- the search -------------------------------------------------------------------------------------
     def run(self) -> None:
         choices = self.space.configurations(self.base)  # one per config served: never the same one twice
         self.lab.stop_traffic("traffic stopped: a sweep takes over")
+        starts = self._twin_choices(choices) if self.options.twin_top else {}
+        if starts:
+            choices = [c for c in choices if c.key in starts]
         self.meter = self.lab.meter(self.model,
                            slas_of(traffic_spec(self.space, self.space.loads[0], self.options.seed)))
         try:
@@ -273,7 +283,8 @@ class _Sweeper(StudyDriver):
                     continue
                 if choice.start:  # the starting config comes last: alone it is no sweep
                     self._check_some_apply(choices)
-                search = (AdaptiveSearch(self.space, choice.label, lambda: operating_point(self.space, self.points()))
+                search = (TwinSearch(self.space, starts[choice.key]) if starts else
+                          AdaptiveSearch(self.space, choice.label, lambda: operating_point(self.space, self.points()))
                           if self.space.adaptive else GridSearch(self.space.loads))
                 while (load := search.next()) is not None:
                     search.record(self._measure(choice, load))
@@ -284,6 +295,29 @@ class _Sweeper(StudyDriver):
             self._recheck()
         finally:
             self.meter.close()
+
+    def _twin_choices(self, choices: list[Choice]) -> dict[str, float | None]:
+        """Return the configurations the twin ranks highest, each with the load to start measuring it at; the rest
+        are skipped with the twin's reason (a probe of a few seconds first when it has not seen the model run)."""
+        calibration = self.lab.calibration(self.model)
+        if calibration is None:
+            self._log("the twin has not seen the model execute: a probe of a few seconds calibrates it first")
+            calibration = probe(self.lab, self.model, cancel=self.cancel)
+        if calibration is None:
+            raise Failed(f"the twin could not be calibrated on {self.model}: the probe saw too few executions")
+        self.ranking = rank(self.space, choices, self.base, calibration,
+                            lambda load: traffic_spec(self.space, load, self.options.seed))
+        keep = kept(self.ranking, self.options.twin_top)
+        for place, r in enumerate(self.ranking, 1):
+            if r not in keep:
+                self.skipped.append(f"{r.choice.label}: not measured — the twin ranks it #{place} of "
+                                    f"{len(self.ranking)}" + (f" ({r.note})" if r.note else
+                                    f", {r.goodput:,.0f} req/s predicted inside the SLA" if r.load else
+                                    ", no load predicted inside the SLA"))
+        self._log("the twin's ranking: " + "; ".join(
+            f"{r.choice.label}: {r.goodput:,.0f} req/s at {self._load_text(r.load)}" if r.load else
+            f"{r.choice.label}: none inside the SLA" for r in self.ranking) + f" — measuring the top {len(keep)}")
+        return {r.choice.key: r.load for r in keep}
 
     def _check_some_apply(self, choices: list[Choice]) -> None:
         """Raise Failed, with the reasons, when no configuration that moves a knob could be applied (the starting

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from app.metrics.meter import MeasuredWindow
+from app.timeline.meter import MeasuredWindow
 from loadgen.outcome import FAILED, Outcome
 
 MINUTE_S = 60  # one-second windows in the sliding minute

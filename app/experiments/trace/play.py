@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from app.config.model_config import ModelConfig
 from app.config.read import settings_of
-from app.metrics.meter import MeasuredWindow, Meter, merged
+from app.timeline.meter import MeasuredWindow, Meter, merged
 from app.experiments.trace.judge import TraceScore, score
 from loadgen.rate_trace.trace_load import PROCESS_MODES, played_s, trace_load
 from loadgen.spec import LoadSpec, Mode, TrafficClass

@@ -19,7 +19,7 @@ from app.config.errors import ConfigError
 from app.config.model_config import parse_config
 from app.experiments.driving import Cancelled, Failed, Progress, Start, StudyDriver
 from app.experiments.report.environment import environment
-from app.metrics.meter import Meter, merged
+from app.timeline.meter import Meter, merged
 from app.experiments.sweep.space import RATE, Choice, SearchSpace
 from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab

@@ -5,11 +5,12 @@ import streamlit as st
 
 from app.config.errors import ConfigError, ConfigParseError
 from app.config.validate import problems
+from app.lab.ports import LabPort
 from app.text_limits import MAX_CONFIG_CHARS, config_size_problem
 from app.ui.configure.apply_outcome import run_apply, show_outcome
 
 
-def raw_editor(lab, model: str, key: str, text: str, version: str) -> None:
+def raw_editor(lab: LabPort, model: str, key: str, text: str, version: str) -> None:
     """An expander with the full config text, its syntax errors, diff, contract changes, Apply and download."""
     opened = f"{key}:{model}:raw:open"
     if f"{key}:raw:result" in st.session_state:

@@ -24,7 +24,7 @@ def server_gpus() -> int:
     from app.ui.state import get_lab  # noqa: PLC0415 - the process's one Lab
 
     try:
-        return get_lab().config.caps().gpu_count
+        return get_lab().server_caps().gpu_count
     except Exception:  # noqa: BLE001 - without an answer, offer no GPU list
         return 0
 
@@ -92,11 +92,19 @@ def dynamic(s: ModelSettings, key: str) -> ModelSettings:
     return with_dynamic(out, moved)
 
 
+NEITHER = "neither (as it serves now)"
+
+
 def sequence(s: ModelSettings, key: str) -> ModelSettings:
     """Sequence batching (direct or oldest), or the wrong choice for a stateful model: dynamic batching."""
     modes = ["sequence batching", "dynamic batching (wrong for a stateful model)"]
-    mode = st.radio("Scheduler", modes, index=0 if s.sequence_batching or not s.dynamic_batching else 1, key=f"{key}:mode")
-    if mode != modes[0]:
+    if s.sequence_batching is None and s.dynamic_batching is None:  # picking such a model proposes nothing
+        modes.insert(0, NEITHER)
+    now = modes[-2] if s.sequence_batching is not None else modes[-1] if s.dynamic_batching is not None else NEITHER
+    mode = st.radio("Scheduler", modes, index=modes.index(now), key=f"{key}:mode")
+    if mode == NEITHER:
+        return s
+    if mode != modes[-2]:
         if s.dynamic_batching is not None:
             return s
         return with_dynamic(s, small_delay())

@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 from app.config.model_config import parse_config
 from app.config.read import settings_of
+from app.lab.ports import Plans
 from app.timeline.markers import Marker
 from app.ui.demo.demo_words import Said, change_said
 
@@ -26,7 +27,7 @@ _said: OrderedDict[tuple, Said] = OrderedDict()
 _lock = threading.Lock()
 
 
-def marker_said(lab, marker: Marker) -> Said:
+def marker_said(lab: Plans, marker: Marker) -> Said:
     """Return what a marker means in a sentence (a person's own words, e.g. a note, come back as typed: the page
     escapes every sentence it shows)."""
     key = (id(lab), marker.id, marker.end, marker.ok)
@@ -42,7 +43,7 @@ def marker_said(lab, marker: Marker) -> Said:
     return said
 
 
-def _say(lab, marker: Marker) -> Said:
+def _say(lab: Plans, marker: Marker) -> Said:
     text = marker.text
     if marker.kind == "restart":
         if marker.band and marker.end is None:
@@ -77,7 +78,7 @@ def _traffic(text: str) -> str:
     return "The traffic changed."
 
 
-def _change(lab, marker: Marker) -> Said | None:
+def _change(lab: Plans, marker: Marker) -> Said | None:
     """Return the sentence of the settings a config marker moved, from the config history (None when the two
     versions cannot be found or read)."""
     try:

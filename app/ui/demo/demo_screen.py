@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from app.config.read import settings_of
 from app.diagnosis.diagnose import diagnose_figures
+from app.lab.ports import LabPort
 from app.timeline.markers import Marker
 from app.ui.demo import presenter
 from app.ui.demo.demo_changes import marker_said
@@ -44,7 +45,7 @@ class Screen:
     changes: list[tuple[Marker, Said]]
 
 
-def screen(lab, now: float | None = None) -> Screen:
+def screen(lab: LabPort, now: float | None = None) -> Screen:
     """Return the screen of now (shared per tick by every viewer showing the same choice)."""
     now = time.time() if now is None else now
     choice = presenter.current()
@@ -52,7 +53,7 @@ def screen(lab, now: float | None = None) -> Screen:
     return cache_of(lab).get(key, now, lambda: _build(lab, choice, now))
 
 
-def _build(lab, choice, now: float) -> Screen:
+def _build(lab: LabPort, choice, now: float) -> Screen:
     shown = presenter.what_to_show(lab, choice, now)
     story = shown.story
     model = _model(lab, story)
@@ -73,7 +74,7 @@ def _build(lab, choice, now: float) -> Screen:
                   snap.started_at, [(m, marker_said(lab, m)) for m in f.markers[-CHANGES_SHOWN:][::-1]])
 
 
-def _model(lab, story: Story | None) -> str:
+def _model(lab: LabPort, story: Story | None) -> str:
     """Return the model /demo follows: the story's, else the traffic's, else the first the server serves."""
     if story is not None and story.model:
         return story.model

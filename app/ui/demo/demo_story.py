@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from app.experiments.ab.comparison import ABResult
 from app.experiments.sweep.recommend import operating_point
 from app.experiments.sweep.space import CONCURRENCY
+from app.lab.ports import Store, Studies
 from app.store.database import DONE, RUNNING, Study
 from app.experiments.stored import read_ab, read_sweep
 from app.ui.demo.demo_words import CheckWords, check_words, figure, tidy
@@ -65,7 +66,7 @@ class Story:
         return KINDS.get(self.kind, "Study")
 
 
-def job_story(lab) -> Story | None:
+def job_story(lab: Studies) -> Story | None:
     """Return the story of the lab's current (or last) job, None when there has been none this process."""
     state = lab.job()
     if state is None:
@@ -83,7 +84,7 @@ def job_story(lab) -> Story | None:
     return study_story(lab, study, progress=state.progress if running else None, running=running)
 
 
-def study_story(lab, study: Study, progress=None, running: bool = False) -> Story:
+def study_story(lab: Studies, study: Study, progress=None, running: bool = False) -> Story:
     """Return the story of one stored study: while it runs (progress), or finished with its verdict."""
     build = {"scenario": _scenario, "sweep": _sweep, "ab": _ab}.get(study.kind)
     if build is None:
@@ -113,7 +114,7 @@ def _ended(study: Study) -> Verdict | None:
 
 
 # --- guided scenarios -----------------------------------------------------------------------------------------
-def _scenario(lab, study: Study, progress, running: bool) -> Story:
+def _scenario(lab: Studies, study: Study, progress, running: bool) -> Story:
     definition = study.definition
     narrations = _narrations(definition)
     names = [p.get("name", "") for p in definition.get("phases") or []] or list(narrations)
@@ -153,7 +154,7 @@ def _checks(checks: list[dict]) -> Verdict:
 
 
 # --- sweeps ------------------------------------------------------------------------------------------------------
-def _sweep(lab, study: Study, progress, running: bool) -> Story:
+def _sweep(lab: Studies, study: Study, progress, running: bool) -> Story:
     record = read_sweep(lab, study)
     space = record.space
     budget = f"{space.p99_budget_ms:g} ms" if space is not None else "its budget"
@@ -176,7 +177,7 @@ def _sweep(lab, study: Study, progress, running: bool) -> Story:
 
 
 # --- A/B comparisons ---------------------------------------------------------------------------------------------
-def _ab(lab, study: Study, progress, running: bool) -> Story:
+def _ab(lab: Studies, study: Study, progress, running: bool) -> Story:
     record = read_ab(lab, study)
     plan = record.plan
     fields = _progress_fields(progress, 0)
@@ -208,7 +209,7 @@ class Stored:
     reportable: bool = field(default=False)  # a sweep or comparison: it has an HTML report
 
 
-def finished_studies(lab, limit: int = 20) -> list[Stored]:
+def finished_studies(lab: Store, limit: int = 20) -> list[Stored]:
     """Return the newest finished studies (scenario, sweep, A/B), newest first."""
     out = []
     for study in lab.studies():
@@ -221,7 +222,7 @@ def finished_studies(lab, limit: int = 20) -> list[Stored]:
     return out
 
 
-def report_html(lab, study_id: int) -> str | None:
+def report_html(lab: Store, study_id: int) -> str | None:
     """Return the self-contained HTML report of a stored sweep or comparison (None for anything else)."""
     from app.experiments.report import html_report as report  # noqa: PLC0415 - Altair to SVG: only when a report is asked for
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from app.lab.ports import LabPort, Store
 from app.ui.access import can_operate
 from app.ui.demo.demo_story import Story, finished_studies, job_story, study_story
 from app.ui.text import literal
@@ -77,7 +78,7 @@ class Shown:
     report_id: int | None = None
 
 
-def what_to_show(lab, choice: Choice, now: float | None = None) -> Shown:
+def what_to_show(lab: LabPort, choice: Choice, now: float | None = None) -> Shown:
     """Return what /demo shows for a choice: following the lab, the running study, then its verdict for
     VERDICT_KEEP_S or until the next config change; a stored study when one is chosen (gone: the lab)."""
     now = time.time() if now is None else now
@@ -103,7 +104,7 @@ def what_to_show(lab, choice: Choice, now: float | None = None) -> Shown:
 _KIND_WORDS = {"scenario": "scenario", "sweep": "sweep", "ab": "A/B"}
 
 
-def presenter_panel(lab) -> None:
+def presenter_panel(lab: Store) -> None:
     """A small panel for the operator (a sidebar or the Overview): choose what /demo shows; nothing for viewers."""
     if not can_operate():
         return

@@ -15,6 +15,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from app.lab.ports import LabPort
 from app.timeline.figures import Figures
 from app.timeline.markers import Marker
 from app.traffic.form import load_targets
@@ -89,13 +90,13 @@ _caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # lab -> its c
 _caches_lock = threading.Lock()
 
 
-def cache_of(lab) -> FrameCache:
+def cache_of(lab: LabPort) -> FrameCache:
     """Return the frame cache of one lab (one per process in practice)."""
     with _caches_lock:
         return _caches.setdefault(lab, FrameCache())
 
 
-def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | None = None,
+def frame(lab: LabPort, model: str, window_s: int, per_class: bool, paused_at: float | None = None,
           now: float | None = None, audience: bool = False) -> LiveFrame:
     """Return the live frame of a model: shared by every session asking in the same tick (now: the clock).
     audience: the demo's frame — its charts in the presenter's words and one tall latency chart of the clients'."""
@@ -105,7 +106,7 @@ def frame(lab, model: str, window_s: int, per_class: bool, paused_at: float | No
                                                       audience))
 
 
-def state_key(lab) -> tuple:
+def state_key(lab: LabPort) -> tuple:
     """What makes a frame of this tick stale when it changes: a run started or stopped, a marker added or closed."""
     return lab.traffic().running, lab.traffic().runs, lab.timeline_version()
 
@@ -121,7 +122,7 @@ def trace_line(spec, started_at: float | None, since: float, now: float) -> list
         return []
 
 
-def _build(lab, model: str, window_s: int, per_class: bool, now: float, zoom: bool,
+def _build(lab: LabPort, model: str, window_s: int, per_class: bool, now: float, zoom: bool,
            audience: bool = False) -> LiveFrame:
     since = now - window_s
     msnap = lab.server_view(model=model, window_s=window_s, now=now)

@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from app.lab.ports import Plans
 from app.traffic.form import TrafficForm
 from app.ui.panels.autopilot_panel import autopilot_panel
 from app.ui.panels.ensemble_panel import ensemble_panel
@@ -15,7 +16,7 @@ from app.ui.studies.study_view import drawn_apart
 from app.ui.traffic.traffic_panel import traffic_panel
 
 
-def served_config(lab, model: str):
+def served_config(lab: Plans, model: str):
     """Return the config the model serves (its inputs shape the traffic form), None when it cannot be read."""
     try:
         return lab.served_config(model)

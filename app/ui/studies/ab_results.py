@@ -15,8 +15,8 @@ from app.store.database import DONE
 from app.experiments.stored import read_ab
 from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
-from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
-                               study_results)
+from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data,
+    show_chart, status_box, study_results)
 from app.ui.text import literal
 from loadgen.stats import ALL
 from app.experiments.ab.comparison import resumed_ab_job
@@ -53,8 +53,8 @@ def _comparison(lab: LabPort, study) -> None:
     for arm in plan.arms[1:]:
         _differences(result, arm.name)
     if result.trials:
-        st.altair_chart(charts.ab_trials(result), width="stretch")
-        st.altair_chart(charts.ab_timeline(result), width="stretch")
+        show_chart(charts.ab_trials(result))
+        show_chart(charts.ab_timeline(result))
     base = plan.arms[0]
     for arm in plan.arms[1:]:
         diff = unified_diff(base.config_text, arm.config_text, "A", result.letter(arm.name))
@@ -96,7 +96,7 @@ def _differences(result: ABResult, arm: str) -> None:
         return
     st.markdown(f"##### {literal(result.title(arm))} against A")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.altair_chart(charts.ab_differences(result, arm), width="stretch")
+    show_chart(charts.ab_differences(result, arm))
     st.caption(f"A difference is called only when its interval excludes zero and it is at least "
                f"{result.plan.min_effect:.0%}; '{UNCLEAR}' otherwise. {result.intervals_note()}")
 

@@ -17,7 +17,7 @@ from app.ui.studies.ab_arms import MODEL_KEY, define_arms
 from app.ui.studies.ab_results import ab_results  # noqa: F401 - the page takes every part from here
 from app.ui.access import can_operate, guarded
 from app.ui.studies.saved_runs import saved_runs  # noqa: F401
-from app.ui.studies.study_view import drawn_apart, duration as _duration, status_box
+from app.ui.studies.study_view import show_chart, drawn_apart, duration as _duration, status_box
 from app.ui.studies.sweep_form import sweep_form  # noqa: F401
 from app.ui.studies.sweep_results import sweep_results  # noqa: F401
 from app.ui.text import literal
@@ -86,7 +86,7 @@ def _job(lab: LabPort) -> None:
 def _live_chart(lab: LabPort, progress) -> None:
     record = read_sweep(lab, lab.study(progress.study_id))
     if record.space is not None:
-        st.altair_chart(charts.sweep_curves(progress.points, record.space), width="stretch")
+        show_chart(charts.sweep_curves(progress.points, record.space))
 
 
 # --- A/B ----------------------------------------------------------------------------------------------------

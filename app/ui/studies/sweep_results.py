@@ -25,8 +25,8 @@ from app.metrics.catalog import fmt, label
 from loadgen.behind import sent_behind
 from app.ui.studies.ab_arms import prefill
 from app.ui.access import can_operate, guarded
-from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data, status_box,
-                               study_results)
+from app.ui.studies.study_view import (cannot_read, problems_box, readable_runs, resume_button, safe_data,
+    show_chart, status_box, study_results)
 from app.ui.text import literal
 from app.experiments.sweep.sweeper import resumed_sweep_job
 
@@ -67,7 +67,7 @@ def _sweep(lab: LabPort, study) -> None:
     if measured:
         for chart in (charts.sweep_curves(points, space), charts.sweep_by_load(points, space),
                       charts.pareto_chart(points, space)):
-            st.altair_chart(chart, width="stretch")  # one a row: side by side, two panels hid a third
+            show_chart(chart)  # one a row: side by side, two panels hid a third
     if points:
         st.dataframe(_point_table(points, space), hide_index=True, width="stretch")
     for line in record.skipped:

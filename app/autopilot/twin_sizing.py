@@ -1,0 +1,70 @@
+"""The twin's answer to the autopilot's one question: will N instances hold the SLA at the rate expected?
+
+The autopilot (app.autopilot.pilot) asks a TwinSizer, when it has one, before it adds instances under pressure
+(the fewest the twin expects to hold the SLA, instead of sizing capacity as linear in instances) and before it
+gives one back (held when the twin expects one fewer to break the SLA). The twin's pessimistic edge is the
+answer: a prediction's interval high must hold, so an uncertain twin sizes generously. Without a calibration, or
+for a load it does not model, it says nothing and the reactive rules decide alone.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.config.knobs import apply_knobs
+from app.config.settings import ModelSettings
+from app.twin.load import Load
+from app.twin.predict import Prediction
+
+Predictor = Callable[[ModelSettings, float], Prediction]  # (settings, rate req/s) -> the twin's prediction
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The twin's answer for one count: whether it holds, and the figures it rests on."""
+
+    instances: int
+    holds: bool
+    p99_high_ms: float
+    words: str
+
+
+class TwinSizer:
+    """Ask the twin (predict(settings, rate)) which instance counts hold p99 under `share` × the SLA."""
+
+    def __init__(self, predictor: Predictor, share: float = 0.8) -> None:
+        self.predictor, self.share = predictor, share
+
+    def verdict(self, settings: ModelSettings, instances: int, rate_rps: float, sla_ms: float) -> Verdict | None:
+        """Return whether `instances` hold the SLA at rate_rps by the twin's pessimistic edge (None: it cannot say)."""
+        if not rate_rps or rate_rps <= 0:
+            return None
+        try:
+            p = self.predictor(apply_knobs(settings, {"instance_count": instances}), rate_rps)
+        except ValueError:  # no calibration yet, a load or a scheduler the twin does not model
+            return None
+        high = p.p99_ms.high
+        if high != high:  # no sample: nothing known
+            return None
+        holds = high <= self.share * sla_ms
+        return Verdict(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
+                       f"instance{'s' if instances != 1 else ''} at {rate_rps:,.0f}/s ({p.confidence.split(':')[0]} "
+                       "confidence)")
+
+    def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int) -> Verdict | None:
+        """Return the fewest instances in [low, high] that hold (or the verdict at high when none does; None: the
+        twin cannot say)."""
+        last = None
+        for n in range(low, high + 1):
+            last = self.verdict(settings, n, rate_rps, sla_ms)
+            if last is None or last.holds:
+                return last
+        return last
+
+
+def lab_predictor(lab, model: str) -> Predictor:
+    """Return the predictor of a lab's twin for the lab's own traffic to model, at another rate."""
+    def predict(settings: ModelSettings, rate_rps: float) -> Prediction:
+        load = lab.twin_load(model, rate=rate_rps) or Load.poisson(rate_rps, 20.0, warmup_s=3.0)
+        return lab.predict(model, settings, load)
+    return predict

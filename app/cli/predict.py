@@ -1,0 +1,70 @@
+"""The twin from the command line: python -m app.experiments predict --model M [--instances 1,2] [--delay-us 0,500]
+[--rate 100,200 | --concurrency 8] ... — calibrate on a short probe of the live server, then print, as JSON, what
+each combination of knobs and loads would do: throughput, p50/p99, batch sizes and rejections, each with an
+interval, and what the calibration lacks. Nothing is applied; the probe sends traffic only (about 3 s a level).
+Exits 0 with the predictions, 2 when nothing could be predicted (the message on stderr)."""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import sys
+
+LEVEL_S = 3.0
+
+
+def add_arguments(sub, common, numbers) -> None:
+    """Add the predict command and its arguments to the studies' command line."""
+    p = sub.add_parser("predict", parents=[common], help="what knobs would do, from the twin (JSON; nothing applied)")
+    p.add_argument("--instances", type=numbers(int), default=(), help="instance counts, e.g. 1,2,4 (default: served)")
+    p.add_argument("--delay-us", type=numbers(int), default=(), help="max_queue_delay values (µs), e.g. 0,500")
+    p.add_argument("--max-batch-size", type=numbers(int), default=(), help="max_batch_size values")
+    load = p.add_mutually_exclusive_group(required=True)
+    load.add_argument("--rate", type=numbers(float), help="open-loop loads (req/s), e.g. 100,200")
+    load.add_argument("--concurrency", type=numbers(int), help="closed-loop loads (requests in flight), e.g. 8")
+    p.add_argument("--arrival", choices=("poisson", "bursty"), default="poisson", help="open-loop arrivals")
+    p.add_argument("--duration-s", type=float, default=30.0, help="simulated seconds per prediction (default 30)")
+    p.add_argument("--replications", type=int, default=5, help="simulated runs per prediction (default 5)")
+    p.add_argument("--probe-s", type=float, default=LEVEL_S, help="seconds of traffic per probe level (default 3)")
+
+
+def run(args) -> int:
+    """Probe the model on a headless lab, then predict every combination; print the JSON (and write --json)."""
+    from app.cli.headless import cancel_on_signals, headless_lab  # noqa: PLC0415 - a server for `predict` only
+    from app.config.knobs import apply_knobs  # noqa: PLC0415
+    from app.config.read import settings_of  # noqa: PLC0415
+    from app.experiments.probe import probe  # noqa: PLC0415
+    from app.twin.load import Load  # noqa: PLC0415
+    from app.twin.predict import predict, saturation  # noqa: PLC0415
+
+    with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
+        print(f"probing {args.model} on {where} ...", file=sys.stderr, flush=True)
+        calibration = probe(lab, args.model, level_s=args.probe_s, cancel=cancel)
+        if calibration is None:
+            print(f"error: the probe saw too few executions of {args.model} to calibrate the twin", file=sys.stderr)
+            return 2
+        served = settings_of(lab.served_config(args.model))
+    out = []
+    grid = itertools.product(args.instances or (None,), args.delay_us or (None,), args.max_batch_size or (None,))
+    for instances, delay, max_batch in grid:
+        knobs = {k: v for k, v in (("instance_count", instances), ("max_queue_delay_microseconds", delay),
+                                   ("max_batch_size", max_batch)) if v is not None}
+        settings = apply_knobs(served, knobs)
+        for level in args.rate or args.concurrency:
+            if args.rate:
+                make = Load.bursty if args.arrival == "bursty" else Load.poisson
+                load = make(float(level), args.duration_s, warmup_s=min(3.0, args.duration_s / 4))
+            else:
+                load = Load.closed(int(level), args.duration_s, warmup_s=min(3.0, args.duration_s / 4))
+            prediction = predict(calibration, settings, load, seed=args.seed, replications=args.replications)
+            out.append({"knobs": knobs or "served", "load": {"rate": level} if args.rate else {"concurrency": level},
+                        "prediction": dataclasses.asdict(prediction)})
+        out[-1]["saturation_rps"] = dataclasses.asdict(saturation(calibration, settings))
+    result = {"model": args.model, "where": where, "calibration": {
+        "instance_counts": list(calibration.instance_counts), "confidence": calibration.confidence((1,), 1),
+        "client_overhead_us": calibration.client_overhead_us}, "predictions": out}
+    text = json.dumps(result, indent=1, default=str)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text)
+    return 0

@@ -1,0 +1,99 @@
+"""The WhatIf port: the twin, calibrated from what the server already reports, asked before a change is made.
+
+A part of app.lab.root.Lab (a mixin): its verbs read the parts Lab.create wired (_metrics, _config, _load, _twin,
+_predictions, _store)."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+from app.config.errors import ConfigError
+from app.config.read import settings_of
+from app.config.settings import ModelSettings
+from app.twin.batcher import instance_count
+from app.twin.calibrate import calibrate_from_stats
+from app.twin.calibration import Calibration
+from app.twin.from_spec import load_of
+from app.twin.load import Load
+from app.twin.predict import Prediction, predict
+from loadgen.stats import ALL
+
+WINDOW_S = 30.0  # the executions a calibration reads: the last half minute of what the poller kept
+MIN_EXECUTIONS = 20  # fewer in the window: nothing new to learn from it
+REPLICATIONS = 3  # per prediction on a page: about 0.1-0.5 s of CPU (app/twin/predict.py)
+CACHED = 64
+
+
+class PredictionCache:
+    """The last predictions asked, by (model, settings, load, what the twin knew): a page redraw asks again."""
+
+    def __init__(self, size: int = CACHED) -> None:
+        self._kept: OrderedDict[tuple, Prediction] = OrderedDict()
+        self._size, self._lock = size, threading.Lock()
+
+    def get(self, key: tuple, make) -> Prediction:
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        value = make()
+        with self._lock:
+            self._kept[key] = value
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return value
+
+
+class TwinVerbs:
+    """The twin: its calibration of a model, and what it predicts a config does under a load."""
+
+    def calibration(self, model: str, window_s: float = WINDOW_S) -> Calibration | None:
+        """Return the twin's calibration of a model: the executions of the last window_s since its last change
+        (noted at most every 10 s, when there were enough), merged with what earlier windows taught at other
+        instance counts; None before any was seen."""
+        now = time.time()
+        change = self._markers.last_change(model)  # executions before a reload ran another config
+        start = max(now - window_s, change.settled + 1.0 if change is not None else 0.0)
+        if self._twin.due(model, now) and now - start >= 5.0:
+            self.learn(model, start, now)
+        return self._twin.calibration(model)
+
+    def learn(self, model: str, t0: float, t1: float) -> bool:
+        """Note the model's executions of [t0, t1) with the twin (the config serving now ran them); return
+        whether there were enough to learn from."""
+        try:
+            settings = settings_of(self._config.current(model))
+        except ConfigError:
+            return False
+        stats = self._metrics.stats_window(model, t0, t1)
+        if stats.execution_count < MIN_EXECUTIONS or self._markers.reloading(model):
+            return False
+        figures = self.measure(model, t0, t1, include_held=False)
+        mean_ms, server_us = figures.row(ALL).mean_ms, figures.server.request_us
+        overhead = max(0.0, mean_ms * 1e3 - server_us) if mean_ms and server_us else None
+        try:
+            calibration = calibrate_from_stats(None, stats, settings, overhead, window_s=t1 - t0)
+        except ValueError:  # no execution inside after all (a reset at its edge)
+            return False
+        self._twin.note(model, instance_count(settings), calibration, time.time())
+        return True
+
+    def twin_load(self, model: str, rate: float | None = None, concurrency: int | None = None) -> Load | None:
+        """Return the twin's load for the traffic the lab sends the model now (or sent last), None when none has."""
+        spec = self._load.spec
+        if spec is None or model not in spec.targets():
+            return None
+        return load_of(spec, rate=rate, concurrency=concurrency)
+
+    def predict(self, model: str, settings: ModelSettings, load: Load | None = None) -> Prediction:
+        """Return what the twin expects settings to do under load (default: the lab's traffic to the model);
+        ValueError when it has seen no execution of the model, or there is no traffic to predict for."""
+        calibration = self.calibration(model)
+        if calibration is None:
+            raise ValueError(f"the twin has seen no execution of {model} yet: run traffic to it (or a probe) first")
+        load = load or self.twin_load(model)
+        if load is None:
+            raise ValueError(f"no traffic to predict for: start traffic to {model}, or give the load")
+        key = (model, repr(settings), repr(load), self._twin.version)
+        return self._predictions.get(key, lambda: predict(calibration, settings, load, replications=REPLICATIONS))

@@ -1,0 +1,175 @@
+"""How right the twin is, on configurations and loads its calibration never saw: python -m bench.twin_accuracy.
+
+For each model (default: gpu_sim and mlp from the lab's repository, text_len from tests/third_party_repository — a
+model the lab does not ship: strings in, a Python backend), on an embedded tritonserver over a temporary copy:
+  1. calibrate: the twin's probe (closed loop at a few concurrencies) on the served config only;
+  2. for every instance count × max_queue_delay of the grid (the served one included): serve it (safe apply),
+     measure its saturation (closed loop at every instance's largest batch, twice over) and predict it
+     (twin.saturation); then, at 30 % and 60 % of the MEASURED saturation, measure open-loop p99 and throughput
+     and predict them under the same load;
+  3. print each prediction beside its measurement with the error, and the summary against the goals of issue 52:
+     saturation throughput within 10 %, p99 below 80 % of saturation within 20 %.
+The twin keeps what each configuration taught it only when --learn is given (then later configurations are no
+longer unseen); by default every prediction rests on the first probe alone. --json writes every figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from app.config.knobs import apply_knobs
+from app.config.edits import set_settings
+from app.config.read import settings_of
+from app.paths import MODEL_REPOSITORY, ROOT
+from app.traffic.form import TrafficForm, build_spec
+from app.twin.from_spec import load_of
+from app.twin.predict import predict, saturation
+from loadgen.stats import ALL
+
+MODELS = {"gpu_sim": MODEL_REPOSITORY, "mlp": MODEL_REPOSITORY, "text_len": ROOT / "tests" / "third_party_repository"}
+GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
+
+
+def measure(lab, model: str, spec, seconds: float) -> dict:
+    """Run spec for seconds (one second of warm-up dropped); return the window's client throughput and p99."""
+    lab.start_traffic(spec)
+    while lab.traffic().started_at is None and lab.traffic().running:
+        time.sleep(0.05)
+    t0 = lab.traffic().started_at or time.time()
+    time.sleep(seconds + 1.5)
+    lab.stop_traffic("bench: window measured")
+    time.sleep(1.2)  # the poller's last scrape of the window
+    figures = lab.measure(model, t0 + 1.0, t0 + 1.0 + seconds)
+    row = figures.row(ALL)
+    return {"throughput_rps": row.throughput_rps, "p99_ms": row.p99_ms, "samples": row.latency_n,
+            "mean_batch": figures.server.avg_batch}
+
+
+def one_model(lab, model: str, instances: tuple[int, ...], delays: tuple[int, ...], seconds: float,
+              learn: bool) -> list[dict]:
+    """Calibrate on the served config, then predict and measure every configuration of the grid."""
+    from app.experiments.probe import probe  # noqa: PLC0415
+
+    base, start_text = lab.served_config(model), lab.served_text(model)
+    calibration = probe(lab, model)
+    if calibration is None:
+        raise RuntimeError(f"{model}: the probe saw too few executions to calibrate the twin")
+    print(f"{model}: calibrated at {calibration.instance_counts} instance(s): "
+          f"{calibration.confidence((1,), 1)}", flush=True)
+    began = time.process_time()  # what a sweep's ranking pays per configuration and load
+    predict(calibration, settings_of(base), load_of(build_spec(TrafficForm(model=model, mode="open", rate=300.0),
+                                                                base)), replications=5)
+    print(f"{model}: one prediction (30 s at 300 req/s, 5 replications and 2 edges) took "
+          f"{time.process_time() - began:.2f} s of CPU", flush=True)
+    out = []
+    for count in instances:
+        for delay in delays:
+            knobs = {"instance_count": count}
+            if settings_of(base).dynamic_batching is not None:
+                knobs["max_queue_delay_microseconds"] = delay
+            settings = apply_knobs(settings_of(base), knobs)
+            lab.apply(model, set_settings(base, settings), f"bench: {knobs}", confirm_contract=True)
+            top = max(1, settings.max_batch_size) * count * 2
+            closed = build_spec(TrafficForm(model=model, mode="closed", concurrency=top, duration_s=600.0),
+                                lab.served_config(model))
+            seen_sat = measure(lab, model, closed, seconds)
+            predicted_sat = saturation(calibration, settings)
+            row = {"model": model, "knobs": knobs, "saturation": {
+                "measured_rps": seen_sat["throughput_rps"], "predicted_rps": asdict(predicted_sat),
+                "error": _error(predicted_sat.value, seen_sat["throughput_rps"])}, "loads": []}
+            for share in (0.3, 0.6):
+                rate = max(1.0, round(share * (seen_sat["throughput_rps"] or 0.0)))
+                spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=600.0),
+                                  lab.served_config(model))
+                seen = measure(lab, model, spec, seconds)
+                guess = predict(calibration, settings, load_of(spec), replications=5)
+                row["loads"].append({"share_of_saturation": share, "rate": rate, "measured": seen, "predicted": {
+                    "throughput_rps": asdict(guess.throughput_rps), "p99_ms": asdict(guess.p99_ms),
+                    "mean_batch": asdict(guess.mean_batch)}, "p99_error": _error(guess.p99_ms.value, seen["p99_ms"]),
+                    "throughput_error": _error(guess.throughput_rps.value, seen["throughput_rps"])})
+            out.append(row)
+            _print_row(row)
+            if learn:
+                calibration = lab.calibration(model) or calibration
+    lab.apply_text(model, start_text, "bench: back to the start", confirm_contract=True)
+    return out
+
+
+def _error(predicted: float | None, measured: float | None) -> float | None:
+    """Return the relative error of a prediction (None when either side is missing)."""
+    if predicted is None or measured is None or not measured or predicted != predicted:
+        return None
+    return (predicted - measured) / measured
+
+
+def _print_row(row: dict) -> None:
+    sat = row["saturation"]
+    print(f"  {row['knobs']}: saturation measured {sat['measured_rps'] or 0:,.0f} req/s, predicted "
+          f"{sat['predicted_rps']['value']:,.0f} ({_pct(sat['error'])})", flush=True)
+    for load in row["loads"]:
+        m, p = load["measured"], load["predicted"]
+        print(f"    {load['share_of_saturation']:.0%} ({load['rate']:g} req/s): p99 measured {m['p99_ms'] or 0:.2f} ms, "
+              f"predicted {p['p99_ms']['value']:.2f} [{p['p99_ms']['low']:.2f}, {p['p99_ms']['high']:.2f}] "
+              f"({_pct(load['p99_error'])}); throughput {_pct(load['throughput_error'])}", flush=True)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.0%}"
+
+
+def summary(rows: list[dict]) -> dict:
+    """Return, per model, the share of predictions inside each goal and the median absolute error."""
+    out = {}
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        sat = [abs(r["saturation"]["error"]) for r in mine if r["saturation"]["error"] is not None]
+        p99 = [abs(x["p99_error"]) for r in mine for x in r["loads"] if x["p99_error"] is not None]
+        out[model] = {"saturation_within_10pct": f"{sum(e <= GOAL_SATURATION for e in sat)}/{len(sat)}",
+                      "saturation_median_error": statistics.median(sat) if sat else None,
+                      "p99_within_20pct": f"{sum(e <= GOAL_P99 for e in p99)}/{len(p99)}",
+                      "p99_median_error": statistics.median(p99) if p99 else None}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=",".join(MODELS), help="models to check (default: gpu_sim,mlp,text_len)")
+    p.add_argument("--instances", default="1,2,3", help="instance counts of the grid")
+    p.add_argument("--delays", default="0,2000", help="max_queue_delay values of the grid (µs)")
+    p.add_argument("--seconds", type=float, default=5.0, help="seconds measured per point")
+    p.add_argument("--learn", action="store_true", help="let the twin learn from each configuration measured")
+    p.add_argument("--json", type=Path, help="write every figure here")
+    args = p.parse_args(argv)
+    from app.lab.root import Lab  # noqa: PLC0415
+
+    instances = tuple(int(x) for x in args.instances.split(","))
+    delays = tuple(int(x) for x in args.delays.split(","))
+    rows = []
+    for model in args.models.split(","):
+        with tempfile.TemporaryDirectory(prefix="tbl-twin-") as tmp:
+            repo = Path(tmp) / "repo"
+            shutil.copytree(MODELS[model] / model, repo / model, ignore=shutil.ignore_patterns("__pycache__"))
+            os.environ["TBL_STATE_DIR"] = str(Path(tmp) / "state")  # the store and logs go with the copy
+            lab = Lab.create({"TBL_MODEL_REPOSITORY": str(repo)})
+            try:
+                rows += one_model(lab, model, instances, delays, args.seconds, args.learn)
+            finally:
+                lab.close()
+    result = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows, "summary": summary(rows)}
+    print(json.dumps(result["summary"], indent=1))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

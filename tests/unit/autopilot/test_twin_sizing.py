@@ -1,0 +1,92 @@
+"""The autopilot asks the twin before it adds or gives back instances; advisory mode shows, applies nothing."""
+from __future__ import annotations
+
+from app.autopilot.pilot import ADVISED, APPLIED, Autopilot, Outcome
+from app.autopilot.rules import Bounds
+from app.autopilot.twin_sizing import TwinSizer
+from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
+from app.timeline.figures import Figures
+from app.timeline.sides import ClientFigures, ServerFigures
+from app.twin.predict import Interval
+
+SLA_MS = 50.0
+
+
+class _Prediction:
+    def __init__(self, p99_high: float) -> None:
+        self.p99_ms = Interval(p99_high * 0.9, p99_high * 0.8, p99_high)
+        self.confidence = "high: measured"
+
+
+def _predictor(capacity_per_instance: float):
+    """A twin whose p99 grows sharply once the rate nears the instances' capacity."""
+    asked = []
+
+    def predict(settings: ModelSettings, rate: float) -> _Prediction:
+        n = sum(g.count for g in settings.instance_groups)
+        asked.append((n, rate))
+        busy = rate / (n * capacity_per_instance)
+        return _Prediction(5.0 / max(1e-6, 1 - busy) if busy < 1 else 10_000.0)
+    predict.asked = asked
+    return predict
+
+
+def _settings(instances: int) -> ModelSettings:
+    return ModelSettings(max_batch_size=8, instance_groups=(InstanceGroup(instances),),
+                         dynamic_batching=DynamicBatching((4, 8), 0))
+
+
+def _window(t: float, p99: float, offered: float, served: float, queue_share: float = 0.5) -> Figures:
+    client = ClientFigures.from_dict({"p99_ms": p99, "p50_ms": p99 / 3, "latency_n": 500, "ok": int(served * 5),
+                                      "offered_rps": offered, "throughput_rps": served, "sent": int(offered * 5)})
+    request_us = p99 * 300
+    server = ServerFigures.from_dict({"request_us": request_us, "queue_us": request_us * queue_share,
+                                      "queue_share": queue_share, "request_rps": served, "avg_batch": 2.0})
+    return Figures("m", t - 5, t, server, {"all": client, "default": client})
+
+
+def test_the_fewest_instances_the_twin_says_hold_are_added_not_a_linear_guess():
+    twin = _predictor(capacity_per_instance=100.0)
+    pilot = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0, sizer=TwinSizer(twin))
+    decision = pilot.decide(_window(100.0, 60.0, 330.0, 100.0), _settings(1), 100.0)
+    # 330/s: 4 instances (busy 0.83: p99 up to 29 ms) is the fewest under 80 % of the SLA; 3 are 110 % busy
+    assert decision.knobs == {"instance_count": 4}, (decision.reason, twin.asked)
+    assert "the twin expects p99 up to" in decision.reason and decision.figures["twin"]["holds"], decision.figures
+
+
+def test_a_give_back_the_twin_says_would_break_the_sla_is_held():
+    twin = _predictor(capacity_per_instance=100.0)
+    clock = [0.0]
+    pilot = Autopilot(Bounds(SLA_MS, max_instances=4, delays_us=(), dwell_s=2.0), clock=lambda: clock[0],
+                      sizer=TwinSizer(twin))
+    decisions = []
+    for k in range(1, 8):  # quiet windows (p99 10 ms) at 180/s on 2 instances: 1 instance would be 180 % busy
+        clock[0] = 1000.0 + 10 * k
+        decisions.append(pilot.decide(_window(clock[0], 10.0, 180.0, 180.0, 0.05), _settings(2),
+                                      clock[0]))
+    assert not any(d.changes for d in decisions), [d.reason for d in decisions]
+    assert any("−1 instance held: the twin expects" in d.reason for d in decisions), [d.reason for d in decisions]
+
+
+def test_without_an_answer_from_the_twin_the_rules_decide_alone():
+    def silent(settings, rate):
+        raise ValueError("the twin has seen no execution of m yet")
+    pilot = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0, sizer=TwinSizer(silent))
+    alone = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0)
+    window = _window(100.0, 60.0, 330.0, 100.0)
+    assert pilot.decide(window, _settings(1), 100.0).knobs == alone.decide(window, _settings(1), 100.0).knobs
+
+
+def test_advice_keeps_the_knobs_served_and_waits_a_dwell_before_the_same_advice():
+    clock = [100.0]
+    pilot = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=(), dwell_s=10.0), clock=lambda: clock[0])
+    first = pilot.decide(_window(100.0, 60.0, 330.0, 100.0), _settings(1), 100.0)
+    assert first.changes
+    pilot.record(Outcome(ADVISED, t=100.0))
+    clock[0] = 108.0  # within the dwell: nothing asked again, and the unchanged knobs are no one else's change
+    again = pilot.decide(_window(108.0, 60.0, 330.0, 100.0), _settings(1), 108.0)
+    assert not again.changes and not pilot.stopped, again.reason
+    clock[0] = 115.0
+    later = pilot.decide(_window(115.0, 60.0, 330.0, 100.0), _settings(1), 115.0)
+    assert later.changes and not pilot.stopped, later.reason
+    pilot.record(Outcome(APPLIED, t=115.0))
