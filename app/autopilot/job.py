@@ -54,6 +54,7 @@ class AutopilotProgress:
     stopped: str = ""  # why it stopped itself ('' while it runs)
     finished: bool = False
     forecast: str = ""  # what it sizes ahead of ('' without a forecast)
+    advisory: bool = False  # it says what it would change, and applies nothing
 
     # what every study's progress offers the Experiments page's job panel and the demo story
     @property
@@ -123,7 +124,8 @@ class AutopilotJob:
                                       "twin": self.pilot.sizer is not None},
             started, base_config=lab.served_text(model), env=environment(lab, model)))
         state = AutopilotProgress(study_id, model, self.bounds, started, serving=_serving(settings),
-                                  forecast=self.forecast.forecast.source if self.forecast is not None else "")
+                                  forecast=self.forecast.forecast.source if self.forecast is not None else "",
+                                  advisory=self.advisory)
         progress(state)
         records = self.records
         status, note = DONE, "turned off"

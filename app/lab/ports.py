@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the types the verbs take and give; nothing here imports the
     from app.config.settings import ModelSettings
     from app.twin.calibration import Calibration
     from app.twin.load import Load
+    from app.twin.checks import Check
     from app.twin.predict import Prediction
     from loadgen.controller import LoadSnapshot
     from loadgen.records import Record
@@ -316,6 +317,12 @@ class WhatIf(Protocol):
 
     def predict(self, model: str, settings: ModelSettings, load: Load | None = None) -> Prediction:
         """Return what settings would do under load (default: the lab's traffic); ValueError with the way out."""
+
+    def note_prediction(self, model: str, prediction: Prediction) -> int | None:
+        """Keep what the twin predicted for the change just applied to the model (None: no change to keep it with)."""
+
+    def prediction_checks(self, model: str, limit: int = 5) -> list[Check]:
+        """Return the model's latest predictions beside what was measured after each change."""
 
 
 @runtime_checkable

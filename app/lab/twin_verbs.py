@@ -16,6 +16,9 @@ from app.twin.calibrate import calibrate_from_stats
 from app.twin.calibration import Calibration
 from app.twin.from_spec import load_of
 from app.twin.load import Load
+from app.store.database import Experiment
+from app.text_limits import MAX_LABEL_CHARS
+from app.twin.checks import KIND as CHECK_KIND, Check, measured_dict, predicted_dict
 from app.twin.predict import Prediction, predict
 from loadgen.stats import ALL
 
@@ -23,6 +26,7 @@ WINDOW_S = 30.0  # the executions a calibration reads: the last half minute of w
 MIN_EXECUTIONS = 20  # fewer in the window: nothing new to learn from it
 REPLICATIONS = 3  # per prediction on a page: about 0.1-0.5 s of CPU (app/twin/predict.py)
 CACHED = 64
+IMPACT_S = 10.0  # the window after a change a prediction is measured in (Measure.impact's span)
 
 
 class PredictionCache:
@@ -97,3 +101,32 @@ class TwinVerbs:
             raise ValueError(f"no traffic to predict for: start traffic to {model}, or give the load")
         key = (model, repr(settings), repr(load), self._twin.version)
         return self._predictions.get(key, lambda: predict(calibration, settings, load, replications=REPLICATIONS))
+
+    def note_prediction(self, model: str, prediction: Prediction) -> int | None:
+        """Keep what the twin predicted for the change just applied to the model (its newest change): a stored
+        run of kind 'prediction', measured once the change has shown (prediction_checks); None without a change."""
+        change = self._markers.last_change(model, ("apply", "undo"))
+        if change is None:
+            return None
+        return self._store.add_run(Experiment(
+            f"the twin on: {change.text}"[:MAX_LABEL_CHARS], model, self._config.current_text(model), change.t,
+            kind=CHECK_KIND, outcome={"change": change.text, "marker": change.id, "predicted": predicted_dict(prediction),
+                                      "measured": None}))
+
+    def prediction_checks(self, model: str, limit: int = 5) -> list[Check]:
+        """Return the model's latest predictions beside what was measured after each change (measured, and stored,
+        once the window after the change is complete)."""
+        out = []
+        for run in self._store.runs(model=model, kind=CHECK_KIND)[:limit]:
+            outcome = run.outcome or {}
+            if not isinstance(outcome.get("predicted"), dict):
+                continue  # a damaged row: nothing to compare
+            measured = outcome.get("measured")
+            if measured is None:
+                marker = self._markers.find(outcome.get("marker"))
+                after = self.impact(marker, model)["after"] if marker is not None else None
+                if after is not None and after.seconds >= IMPACT_S - 0.5 and after.samples():
+                    measured = measured_dict(after)
+                    self._store.set_outcome(run.id, {**outcome, "measured": measured})
+            out.append(Check(run.id, outcome.get("change", ""), run.started_at or 0.0, outcome["predicted"], measured))
+        return out

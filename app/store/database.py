@@ -180,6 +180,11 @@ class ExperimentStore:
         with self._lock, self._connect() as db:
             db.execute("UPDATE experiments SET label = ? WHERE id = ?", (label.strip(), exp_id))
 
+    def set_outcome(self, exp_id: int, outcome: dict) -> None:
+        """Replace an experiment's outcome (a prediction's measurement, once the change has shown)."""
+        with self._lock, self._connect() as db:
+            db.execute("UPDATE experiments SET outcome = ? WHERE id = ?", (json.dumps(outcome, default=str), exp_id))
+
     def delete_run(self, exp_id: int) -> None:
         """Remove one experiment."""
         with self._lock, self._connect() as db:

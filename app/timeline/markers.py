@@ -78,6 +78,11 @@ class MarkerLog:
             return [m for m in self._markers if (m.end or m.t) >= since
                     and (model is None or m.model in (model, ALL_MODELS))]
 
+    def find(self, marker_id: int | None) -> Marker | None:
+        """Return the marker with this id, None when there is none (any more)."""
+        with self._lock:
+            return next((m for m in self._markers if m.id == marker_id), None)
+
     def held(self, model: str, sent: float, done: float) -> bool:
         """Return True when a request [sent, done] of this model was in flight during a reload or restart."""
         with self._lock:

@@ -120,7 +120,10 @@ class SimTriton:
             c[key] += value
             model.stats[key] = model.stats.get(key, 0.0) + value
         sizes = model.stats.setdefault("batches", {})
-        sizes[batch] = sizes.get(batch, 0) + math.ceil(n / batch)
+        times = model.stats.setdefault("batch_ns", {})
+        runs = math.ceil(n / batch)
+        sizes[batch] = sizes.get(batch, 0) + runs
+        times[batch] = times.get(batch, 0) + int(runs * exec_us * 1000)  # what one execution of the batch took
         model.pending = model.backlog
         return records
 
@@ -159,6 +162,7 @@ class SimTriton:
                             "compute_input": {"count": count, "ns": ns("nv_inference_compute_input_duration_us")},
                             "compute_infer": {"count": count, "ns": ns("nv_inference_compute_infer_duration_us")},
                             "compute_output": {"count": count, "ns": ns("nv_inference_compute_output_duration_us")}},
-                        "batch_stats": [{"batch_size": size, "compute_infer": {"count": execs, "ns": execs * 1000}}
+                        "batch_stats": [{"batch_size": size, "compute_infer": {
+                            "count": execs, "ns": s.get("batch_ns", {}).get(size, 0)}}
                                         for size, execs in sorted(s.get("batches", {}).items())]})
         return json.dumps({"model_stats": out})

@@ -20,6 +20,7 @@ from app.ui.access import access, can_operate, token_prompt
 from app.ui.demo.presenter import presenter_panel
 from app.ui.text import redacted
 from app.ui.state import get_lab
+from app.ui.panels.whatif_panel import whatif_panel
 
 
 def lab_or_stop(prompt: bool = True) -> LabPort:
@@ -124,6 +125,7 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
                        "complete one — the config it serves now, with this change.")
         elif plan is not None and plan.canonical:
             st.caption("config.pbtxt could not be edited in place: Apply rewrites it in canonical form.")
+    prediction = whatif_panel(lab, model, old, new if plan is not None else None, key)
     for problem in lab.history_problems(model):
         st.warning(f"The config history of `{model}` has a version that cannot be read and is skipped: {problem}")
     blocked = lab.undo_blocked(model)
@@ -132,8 +134,8 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
         st.info(f"Apply is off: {cannot}. Everything else on this page works.")
     c1, c2 = st.columns(2)
     if c1.button("Apply", type="primary", disabled=not diff or bool(cannot), key=f"{key}:apply", width="stretch"):
-        run_apply(f"{key}:result", lambda confirm: lab.apply(model, proposed, summarize_change(old, new), base=version,
-                                                             confirm_contract=confirm))
+        run_apply(f"{key}:result", lambda confirm: _noted(lab, model, prediction, lab.apply(
+            model, proposed, summarize_change(old, new), base=version, confirm_contract=confirm)))
     if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None or bool(cannot),
                  help=blocked or "bring back the config that served before the last change"):
         run_apply(f"{key}:result", lambda confirm: lab.undo(model))
@@ -143,3 +145,10 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
                    "load on an HTTP worker thread, so HTTP traffic sharing that worker waits until the load ends.")
     show_outcome(f"{key}:result")
     raw_editor(lab, model, key, text, version)
+
+
+def _noted(lab: LabPort, model: str, prediction, result):
+    """Keep the twin's prediction with the change just applied (measured once the change has shown); return result."""
+    if prediction is not None:
+        lab.note_prediction(model, prediction)
+    return result

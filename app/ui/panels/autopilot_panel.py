@@ -60,15 +60,21 @@ def _running(lab: LabPort, state) -> None:
         return
     bounds, serving = progress.bounds, progress.serving
     delay = serving.get("delay_us")
-    st.warning(f"**AUTOPILOT ON — it changes `{literal(progress.model)}`'s config live.** "
-               f"Holding p99 ≤ {bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} "
-               f"instances; serving {serving.get('instances', '?')} instance(s)"
-               + (f", max_queue_delay {delay} µs" if delay is not None else "")
-               + (f"; adding instances ahead of {literal(progress.forecast)}" if progress.forecast else "")
-               + ". Any Apply by hand turns it off.", icon="🛞")
+    if progress.advisory:
+        st.info(f"**AUTOPILOT ADVICE** for `{literal(progress.model)}`: it says what it would change to hold p99 ≤ "
+                f"{bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} instances, and "
+                "applies nothing.", icon="🛞")
+    else:
+        st.warning(f"**AUTOPILOT ON — it changes `{literal(progress.model)}`'s config live.** "
+                   f"Holding p99 ≤ {bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} "
+                   f"instances; serving {serving.get('instances', '?')} instance(s)"
+                   + (f", max_queue_delay {delay} µs" if delay is not None else "")
+                   + (f"; adding instances ahead of {literal(progress.forecast)}" if progress.forecast else "")
+                   + ". Any Apply by hand turns it off.", icon="🛞")
     if progress.last is not None:
         st.caption(f"Latest ({progress.windows} windows judged): {literal(progress.last.reason)}")
-    if can_operate() and st.button("Turn the autopilot off", key="autopilot:off", type="primary"):
+    off = "Stop the advice" if progress.advisory else "Turn the autopilot off"
+    if can_operate() and st.button(off, key="autopilot:off", type="primary"):
         lab.cancel_job(wait_s=5.0)
         st.rerun(scope="app")
     _changes(progress.changes)
@@ -140,6 +146,15 @@ def _form(lab: LabPort, model: str, key: str) -> None:
                                        "(where the autopilot acts), e.g. a sweep's. 0: the most one instance has "
                                        "carried so far that way — a lower bound, so it sizes generously until the "
                                        "traffic shows more.")
+            c9, c10 = st.columns(2)
+            advisory = c9.checkbox("Advisory only: say what it would change and why, apply nothing", value=False,
+                                   help="Each change it would make is a marker 'autopilot advice (not applied)' on "
+                                        "the charts and a line below; the config serving stays as it is.")
+            twin = c10.checkbox("Ask the twin how many instances hold the SLA", value=True,
+                                help="Before adding, the fewest instances the twin (calibrated on this server's "
+                                     "executions) expects to hold p99 under 80 % of the SLA at the offered rate; "
+                                     "before giving one back, whether one fewer would. Without an answer (no "
+                                     "calibration yet) the reactive rules decide alone.")
             go = st.form_submit_button("Turn the autopilot on", type="primary")
         if go:
             try:
@@ -150,7 +165,7 @@ def _form(lab: LabPort, model: str, key: str) -> None:
                     raise ValueError("the traffic no longer plays a rate trace: nothing to size ahead of "
                                      "(start the trace, or turn it on without the forecast)")
                 lab.start_job(AutopilotJob(lab, model, bounds, window_s=WINDOW_S, period_s=PERIOD_S,
-                                            forecast=forecast))
+                                            forecast=forecast, advisory=bool(advisory), twin=bool(twin)))
             except (BoundsError, ForecastError, ValueError, RuntimeError) as exc:
                 st.error(f"Not turned on: {literal(exc)}")
             else:

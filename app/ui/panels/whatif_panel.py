@@ -1,0 +1,113 @@
+"""What if: the twin's prediction for the knobs as set, beside the live figures and what serves now — before Apply —
+and, after Apply, what it predicted beside what was measured (app/twin/checks.py)."""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from app.config.settings import ModelSettings
+from app.lab.ports import LabPort
+from app.metrics.catalog import fmt, label
+from app.twin.checks import SHOWN
+from app.twin.predict import Interval, Prediction
+from app.ui.access import can_operate
+from loadgen.stats import ALL
+
+LIVE_S = 20.0  # the live column's window, as the diagnosis's
+KEYS = {"throughput_rps": "throughput_rps", "p50_ms": "p50_ms", "p99_ms": "p99_ms", "mean_batch": "avg_batch"}
+
+
+def whatif_panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSettings | None,
+                 key: str) -> Prediction | None:
+    """Show what the twin expects of the knobs as set (and of what serves) under the traffic running, beside the
+    live figures; return the prediction for the proposed knobs (None: nothing proposed, or the twin cannot say)."""
+    with st.expander("What if — the twin's prediction for these knobs", expanded=proposed is not None):
+        return _panel(lab, model, served, proposed, key)
+
+
+def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSettings | None,
+           key: str) -> Prediction | None:
+    try:
+        load = lab.twin_load(model)
+    except ValueError as exc:  # traffic the twin does not model (sequences)
+        st.caption(f"No prediction: {exc}.")
+        _checks(lab, model)
+        return None
+    if load is None:
+        st.caption(f"The twin predicts for the traffic the lab sends: start traffic to `{model}` and it shows what "
+                   "these knobs would do to it, before you apply them.")
+        _checks(lab, model)
+        return None
+    try:
+        now = lab.predict(model, served, load)
+        then = lab.predict(model, proposed, load) if proposed is not None else None
+    except ValueError as exc:  # no execution seen yet, or a scheduler or load the twin does not model
+        st.caption(f"No prediction: {exc}.")
+        _probe_button(lab, model, key)
+        _checks(lab, model)
+        return None
+    t = time.time()
+    live = lab.measure(model, t - LIVE_S, t)
+    rows = []
+    for name in SHOWN:
+        row = {"figure": label(KEYS[name]), f"live (last {LIVE_S:.0f} s)": _live(live, name),
+               "predicted, as served": _interval(name, getattr(now, name))}
+        if then is not None:
+            row["predicted, these knobs"] = _interval(name, getattr(then, name))
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    sure = (then or now).confidence
+    st.caption(f"The twin: a discrete-event model of Triton's batcher and instances, calibrated on what this server "
+               f"reported ({sure}). Intervals span its seeds and what the calibration allows; the live column is "
+               "measured. A prediction guides; Apply measures.")
+    lacks = (then or now).lacks
+    if lacks:
+        with st.popover("What it lacks"):
+            st.markdown("\n".join(f"- {line}" for line in lacks))
+    _probe_button(lab, model, key)
+    _checks(lab, model)
+    return then
+
+
+def _live(figures, name: str) -> str:
+    value = figures.server.avg_batch if name == "mean_batch" else getattr(figures.row(ALL), name)
+    return fmt(KEYS[name], value, unit=False)
+
+
+def _interval(name: str, interval: Interval) -> str:
+    key = KEYS[name]
+    return f"{fmt(key, interval.value, unit=False)} [{fmt(key, interval.low, unit=False)}–" \
+           f"{fmt(key, interval.high, unit=False)}]"
+
+
+def _probe_button(lab: LabPort, model: str, key: str) -> None:
+    """Offer the twin's probe: a few seconds of traffic at a few concurrencies, no config changed."""
+    if not can_operate():
+        return
+    if st.button("Calibrate the twin (a probe of about 10 s)", key=f"{key}:probe", disabled=lab.job_running(),
+                 help="closed-loop traffic at a few concurrencies, so the server forms small and large batches; the "
+                      "traffic running now stops meanwhile and starts again after"):
+        from app.experiments.probe import probe_job  # noqa: PLC0415 - a study's job
+
+        lab.start_job(probe_job(lab, model))
+        st.rerun()
+
+
+def _checks(lab: LabPort, model: str) -> None:
+    """Show the twin's latest predictions on this model beside what the window after each change measured."""
+    checks = lab.prediction_checks(model)
+    if not checks:
+        return
+    rows = []
+    for c in checks:
+        for name in ("throughput_rps", "p99_ms"):
+            measured = (c.measured or {}).get(name)
+            error = c.error(name)
+            rows.append({"change": c.change, "figure": label(KEYS[name]), "predicted": _interval(name, c.interval(name)),
+                         "measured (10 s after)": fmt(KEYS[name], measured, unit=False) if c.measured else "waiting…",
+                         "error": "—" if error is None else f"{error:+.0%}",
+                         "inside": "" if c.inside(name) is None else ("yes" if c.inside(name) else "no")})
+    st.markdown("**Predicted before the change, measured after it**")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -1,0 +1,42 @@
+"""What if (app/ui/panels/whatif_panel.py): the twin's prediction for the knobs as set, beside the live figures, before
+Apply; after Apply the prediction is kept with the change and shown beside its measurement (waiting until then)."""
+from __future__ import annotations
+
+from app.traffic.form import TrafficForm, build_spec
+from tests.unit.ui.apptest import ok, open_page, texts, widget
+
+PAGE = "lab_pages/dynamic_batching.py"
+
+
+def panel_tables(at) -> list:
+    return [df.value for df in at.dataframe if "figure" in df.value.columns]
+
+
+def test_without_traffic_it_says_it_predicts_for_the_traffic_the_lab_sends(on_fake):
+    at = open_page(PAGE)
+    assert any("start traffic to `gpu_sim`" in t for t in texts(at.caption)), texts(at.caption)
+    assert not any("predicted, as served" in df.columns for df in panel_tables(at))
+
+
+def test_with_traffic_it_predicts_what_serves_and_the_knobs_as_set_beside_the_live_figures(on_fake):
+    on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150)), ran_s=20)
+    at = open_page(PAGE)
+    (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    assert list(table["figure"]) == ["client ok throughput (req/s)", "client p50 (ms)", "client p99 (ms)",
+                                     "average batch size (inferences)"], table
+    assert "live (last 20 s)" in table.columns and "predicted, these knobs" not in table.columns
+    assert all("[" in cell and "–" in cell for cell in table["predicted, as served"]), table  # value [low–high]
+    widget(at.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
+    (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    assert "predicted, these knobs" in table.columns, table.columns
+    ok(at.button(key="dynamic:apply").click().run())
+    (checks,) = [t for t in panel_tables(at) if "measured (10 s after)" in t.columns]
+    assert set(checks["change"]) == {"max_queue_delay_us 500→2000"} or len(checks) == 2, checks
+    assert set(checks["measured (10 s after)"]) == {"waiting…"}, checks  # the change has not shown for 10 s yet
+    assert len(on_fake.prediction_checks("gpu_sim")) == 1
+
+
+def test_a_stateful_model_gets_the_reason_the_twin_gives_none(on_fake):
+    on_fake.start_traffic(build_spec(TrafficForm(model="stream_acc", sequences=4, sequence_length=10)), ran_s=20)
+    at = open_page("lab_pages/sequence_batching.py")
+    assert any("No prediction: " in t and "sequence" in t for t in texts(at.caption)), texts(at.caption)
