@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from app.cli.headless import headless_lab
-from bench.autopilot import MODEL, serve
+from bench.autopilot_vs_static import MODEL, serve
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
 
 DELAY_US = 500

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

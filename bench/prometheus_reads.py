@@ -31,7 +31,7 @@ from app.metrics.promql import PromQLSource
 from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from app.traffic.form import import_prometheus
 from loadgen.run import LoadRun
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode

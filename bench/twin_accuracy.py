@@ -4,8 +4,8 @@ For each model (default: gpu_sim and mlp from the lab's repository, text_len fro
 model the lab does not ship: strings in, a Python backend), on an embedded tritonserver over a temporary copy:
   1. calibrate: the twin's probe (closed loop at a few concurrencies) on the served config only;
   2. for every instance count × max_queue_delay of the grid (the served one included): serve it (safe apply),
-     measure its saturation (closed loop at every instance's largest batch, twice over) and predict it
-     (twin.saturation); then, at 30 % and 60 % of the MEASURED saturation, measure open-loop p99 and throughput
+     measure its saturation (closed loop at every instance's largest batch, twice over) and predict the same
+     closed loop (twin.saturation, the open-loop overload, is printed beside it); then, at 30 % and 60 % of the MEASURED saturation, measure open-loop p99 and throughput
      and predict them under the same load;
   3. print each prediction beside its measurement with the error, and the summary against the goals of issue 52:
      saturation throughput within 10 %, p99 below 80 % of saturation within 20 %.
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -32,10 +33,12 @@ from app.paths import MODEL_REPOSITORY, ROOT
 from app.traffic.form import TrafficForm, build_spec
 from app.twin.from_spec import load_of
 from app.twin.predict import predict, saturation
+from loadgen.limits import LIMITS
 from loadgen.stats import ALL
 
 MODELS = {"gpu_sim": MODEL_REPOSITORY, "mlp": MODEL_REPOSITORY, "text_len": ROOT / "tests" / "third_party_repository"}
 GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
+RATE_MAX = LIMITS["rate"].high  # one load generator's bound: a share of a faster saturation is sent at this
 
 
 def measure(lab, model: str, spec, seconds: float) -> dict:
@@ -77,16 +80,22 @@ def one_model(lab, model: str, instances: tuple[int, ...], delays: tuple[int, ..
                 knobs["max_queue_delay_microseconds"] = delay
             settings = apply_knobs(settings_of(base), knobs)
             lab.apply(model, set_settings(base, settings), f"bench: {knobs}", confirm_contract=True)
-            top = max(1, settings.max_batch_size) * count * 2
+            top = min(256, max(1, settings.max_batch_size) * count * 2)  # the load bounds: at most 256 in flight
             closed = build_spec(TrafficForm(model=model, mode="closed", concurrency=top, duration_s=600.0),
                                 lab.served_config(model))
             seen_sat = measure(lab, model, closed, seconds)
-            predicted_sat = saturation(calibration, settings)
+            # The same closed loop as measured (clients' overhead included); the open-loop overload beside it.
+            predicted_sat = predict(calibration, settings, load_of(closed), replications=5)
+            overload = saturation(calibration, settings)
             row = {"model": model, "knobs": knobs, "saturation": {
-                "measured_rps": seen_sat["throughput_rps"], "predicted_rps": asdict(predicted_sat),
-                "error": _error(predicted_sat.value, seen_sat["throughput_rps"])}, "loads": []}
+                "concurrency": top, "measured_rps": seen_sat["throughput_rps"],
+                "measured_mean_batch": seen_sat["mean_batch"],
+                "predicted_rps": asdict(predicted_sat.throughput_rps),
+                "predicted_mean_batch": asdict(predicted_sat.mean_batch), "predicted_overload_rps": asdict(overload),
+                "confidence": predicted_sat.confidence,
+                "error": _error(predicted_sat.throughput_rps.value, seen_sat["throughput_rps"])}, "loads": []}
             for share in (0.3, 0.6):
-                rate = max(1.0, round(share * (seen_sat["throughput_rps"] or 0.0)))
+                rate = min(RATE_MAX, max(1.0, round(share * (seen_sat["throughput_rps"] or 0.0))))  # the form's bound
                 spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=600.0),
                                   lab.served_config(model))
                 seen = measure(lab, model, spec, seconds)
@@ -112,8 +121,11 @@ def _error(predicted: float | None, measured: float | None) -> float | None:
 
 def _print_row(row: dict) -> None:
     sat = row["saturation"]
-    print(f"  {row['knobs']}: saturation measured {sat['measured_rps'] or 0:,.0f} req/s, predicted "
-          f"{sat['predicted_rps']['value']:,.0f} ({_pct(sat['error'])})", flush=True)
+    print(f"  {row['knobs']}: saturation (closed loop, {sat['concurrency']} in flight) measured "
+          f"{sat['measured_rps'] or 0:,.0f} req/s (mean batch {sat['measured_mean_batch'] or 0:.1f}), predicted "
+          f"{sat['predicted_rps']['value']:,.0f} (mean batch {sat['predicted_mean_batch']['value']:.1f}) "
+          f"({_pct(sat['error'])}); open-loop overload predicted {sat['predicted_overload_rps']['value']:,.0f}",
+          flush=True)
     for load in row["loads"]:
         m, p = load["measured"], load["predicted"]
         print(f"    {load['share_of_saturation']:.0%} ({load['rate']:g} req/s): p99 measured {m['p99_ms'] or 0:.2f} ms, "
@@ -150,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from app.lab.root import Lab  # noqa: PLC0415
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill closes the lab: its server stops with it
     instances = tuple(int(x) for x in args.instances.split(","))
     delays = tuple(int(x) for x in args.delays.split(","))
     rows = []

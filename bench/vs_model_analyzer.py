@@ -29,7 +29,7 @@ from app.experiments.sweep.model_analyzer import ma_choice, ma_config_yaml
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.paths import MODEL_REPOSITORY
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.ports import choose_ports
+from app.server.free_ports import choose_ports
 from bench.perf_analyzer import ensure_perf_analyzer
 
 HERE = Path(__file__).resolve().parent
@@ -162,6 +162,9 @@ def copy_repository(dest: Path) -> Path:
     return dest
 
 
+SPACES = {"small": ((1, 2), (0, 2000)), "large": ((1, 2, 3, 4), (0, 500, 2000, 5000))}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run Model Analyzer and the lab's sweep on the same space; print and save both."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -171,8 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ma-only", action="store_true", help="run Model Analyzer alone")
     p.add_argument("--timeout", type=float, default=1800.0, help="limit of the Model Analyzer run, seconds")
     p.add_argument("--twin-top", type=int, default=2, help="configurations the twin-ranked sweep measures")
+    p.add_argument("--space", choices=sorted(SPACES), default="small",
+                   help="small: 2 instance counts x 2 delays + the served config (5 configurations); large: 4 x 4 + "
+                        "the served config (17): Model Analyzer measures every point, the twin-ranked sweep the top")
     args = p.parse_args(argv)
-    space = SearchSpace(model="gpu_sim", instances=(1, 2), delays_us=(0, 2000), include_default=True,
+    instances, delays = SPACES[args.space]
+    space = SearchSpace(model="gpu_sim", instances=instances, delays_us=delays, include_default=True,
                         loads=(1, 2, 4, 8, 16), p99_budget_ms=args.budget_ms)
     work = _work_dir(args.keep)
     try:

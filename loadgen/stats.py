@@ -144,6 +144,7 @@ class Bucket:
             "latency_n": len(latencies),
         }
         row.update(percentiles_ms(latencies))
+        row["mean_ms"] = latencies.mean_s() * 1000.0 if len(latencies) else None
         row.update(self.responses.row(seconds, include_held))
         return row
 

@@ -36,7 +36,7 @@ from app.metrics.gpu import gpus_of, memory_per_instance
 from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import MODEL_REPOSITORY
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from app.server.status import fetch_status
 
 MODELS = ("gpu_sim", "stream_acc", "token_sim", "mlp")

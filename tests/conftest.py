@@ -1,4 +1,4 @@
-"""The suite in three tiers, one folder each (tests/README.md):
+"""The suite in three tiers, one folder each (docs/TESTS.md):
 
 - tests/unit: pure logic, and every page drawn and clicked through AppTest on a FakeLab (tests/fakes): no server,
   no process, no network.

@@ -118,11 +118,11 @@ def where(request: Request) -> str:
     if not is_loopback(request.bind):
         return f"served on {request.bind or 'every interface'}"
     if request.host is not None and not is_loopback(host_name(request.host)):
-        return f"reached as `{shown(request.host)}`"
-    return f"reached from `{shown(request.client or '')}`"
+        return f"reached as `{safe_shown(request.host)}`"
+    return f"reached from `{safe_shown(request.client or '')}`"
 
 
-def shown(text: str) -> str:
+def safe_shown(text: str) -> str:
     """Return a Host header or an address safe to show in Markdown and logs (they come from the client)."""
     return re.sub(r"[^A-Za-z0-9.:_\[\]-]", "?", text)[:100]
 
@@ -133,7 +133,7 @@ def decide(request: Request, allowed: Iterable[str], viewer: bool, token: str | 
     if viewer:
         return Access(False, "viewer mode (TBL_VIEWER): configuration and traffic controls are hidden")
     if request.host is not None and not host_allowed(request.host, allowed):
-        return Access(False, f"this page was opened as `{shown(request.host)}`, which is not an allowed host name of "
+        return Access(False, f"this page was opened as `{safe_shown(request.host)}`, which is not an allowed host name of "
                              f"this dashboard (add it to {HOSTS_ENV} and server.allowedHosts)")
     problem = token_problem(token)
     if problem:

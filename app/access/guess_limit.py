@@ -38,7 +38,7 @@ class Refusal:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class GuessOutcome:
     """The result of one try: accepted, or refused with the reason to show; checked: compared with the token (False
     when a wait or a lockout held it back)."""
 
@@ -118,18 +118,18 @@ class TokenExchange:
         held = [r for r in (self.keys.refusal(_keys(client, session)), self.everyone.refusal(["everyone"])) if r]
         return max(held, key=lambda r: r.retry_in_s, default=None)
 
-    def exchange(self, typed: str, token: str, client: str, session: str) -> Outcome:
+    def exchange(self, typed: str, token: str, client: str, session: str) -> GuessOutcome:
         """Return whether `typed` is the operator token, recording a wrong one; a held-back try is not compared."""
         held = self.refusal(client, session)
         if held is not None:
-            return Outcome(False, f"not checked: {held.reason}", checked=False)
+            return GuessOutcome(False, f"not checked: {held.reason}", checked=False)
         if hmac.compare_digest(typed.encode(), token.encode()):
             self.keys.forget(_keys(client, session))
-            return Outcome(True, "operator token accepted for this session")
+            return GuessOutcome(True, "operator token accepted for this session")
         self.keys.failed(_keys(client, session))
         self.everyone.failed(["everyone"])
         after = self.refusal(client, session)
-        return Outcome(False, "wrong operator token" + (f"; {after.reason}" if after else ""))
+        return GuessOutcome(False, "wrong operator token" + (f"; {after.reason}" if after else ""))
 
 
 def _keys(client: str, session: str) -> list[str]:

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from app.autopilot.pilot import ADVISED, APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, Outcome
-from app.autopilot.twin_sizing import TwinSizer, Verdict, lab_predictor
+from app.autopilot.pilot import ADVISED, APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, DecisionOutcome
+from app.autopilot.twin_sizing import TwinSizer, SizingAnswer, lab_predictor
 from app.autopilot.forecast import ForecastClock, Outlook
 from app.autopilot.rules import ADD_GAP_S, KnobState, hold_s, reload_steps
 from app.config.edits import set_settings
@@ -160,7 +160,7 @@ class AutopilotJob:
         lab, model = self.lab, self.model
         gone = restarted(lab, model, started)
         if gone:
-            self.pilot.record(Outcome(RESTARTED, gone.removeprefix("the server restarted ").strip("()")))
+            self.pilot.record(DecisionOutcome(RESTARTED, gone.removeprefix("the server restarted ").strip("()")))
             return self.pilot.log[-1]
         try:
             config = lab.served_config(model)
@@ -187,18 +187,18 @@ class AutopilotJob:
         records.append(record_of(figures, settings, decision, room, outlook))
         if decision.changes and self.advisory:  # shown and kept, not applied: the knobs served stay
             lab.mark(model, KIND, f"autopilot advice (not applied): {decision.reason}")
-            self.pilot.record(Outcome(ADVISED, t=now))
+            self.pilot.record(DecisionOutcome(ADVISED, t=now))
             records[-1]["advised"] = True
         elif decision.changes:
             reloads: list[list] = []
             try:
                 self._apply(decision, config, settings, reloads)
             except ConfigError as exc:
-                self.pilot.record(Outcome(REFUSED, str(exc)))
+                self.pilot.record(DecisionOutcome(REFUSED, str(exc)))
             else:
                 served = self._clock()
                 served_count = reloads[-1][1] if decision.stepwise and reloads else None  # as replay() reads it
-                self.pilot.record(Outcome(APPLIED, t=served, instances=served_count))
+                self.pilot.record(DecisionOutcome(APPLIED, t=served, instances=served_count))
                 records[-1]["applied_t"] = served
             if decision.stepwise and reloads:
                 records[-1]["reloads"] = reloads  # when each count served (stopped short: those applied)
@@ -294,13 +294,13 @@ def replay(records: list[dict], bounds: Bounds, settings: ModelSettings) -> list
                                 Outlook.from_dict(rec.get("outlook")))
         out.append(decision)
         if decision.changes and rec.get("advised"):
-            pilot.record(Outcome(ADVISED, t=decision.t))
+            pilot.record(DecisionOutcome(ADVISED, t=decision.t))
         elif decision.changes:
             clock[0] = rec.get("applied_t", decision.t)
             reloads = rec.get("reloads")
-            pilot.record(Outcome(APPLIED, t=rec["applied_t"], instances=int(reloads[-1][1]) if reloads else None)
+            pilot.record(DecisionOutcome(APPLIED, t=rec["applied_t"], instances=int(reloads[-1][1]) if reloads else None)
                          if "applied_t" in rec
-                         else Outcome(REFUSED, "not applied in the recorded run"))
+                         else DecisionOutcome(REFUSED, "not applied in the recorded run"))
         if pilot.stopped:
             break
     return out
@@ -318,15 +318,15 @@ class RecordedSizer:
         answer = ((record.get("decision") or {}).get("figures") or {}).get("twin")
         return cls(answer) if answer else None
 
-    def _verdict(self) -> Verdict:
+    def _verdict(self) -> SizingAnswer:
         a = self.answer
-        return Verdict(int(a["instances"]), bool(a["holds"]), float(a["p99_high_ms"]),
+        return SizingAnswer(int(a["instances"]), bool(a["holds"]), float(a["p99_high_ms"]),
                        a.get("words") or "as the twin answered then")
 
-    def verdict(self, settings, instances: int, rate_rps: float, sla_ms: float) -> Verdict | None:
+    def verdict(self, settings, instances: int, rate_rps: float, sla_ms: float) -> SizingAnswer | None:
         return self._verdict() if instances == int(self.answer["instances"]) else None
 
-    def fewest(self, settings, rate_rps: float, sla_ms: float, low: int, high: int) -> Verdict | None:
+    def fewest(self, settings, rate_rps: float, sla_ms: float, low: int, high: int) -> SizingAnswer | None:
         return self._verdict()
 
 

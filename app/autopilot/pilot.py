@@ -51,7 +51,7 @@ from app.diagnosis.diagnose import window_from
 from app.timeline.figures import Figures
 from app.metrics.catalog import MIN_SAMPLES
 
-__all__ = ["ADVISED", "APPLIED", "REFUSED", "RESTARTED", "Autopilot", "Bounds", "BoundsError", "Decision", "Outcome"]
+__all__ = ["ADVISED", "APPLIED", "REFUSED", "RESTARTED", "Autopilot", "Bounds", "BoundsError", "Decision", "DecisionOutcome"]
 
 HOLD, WAIT, STOP = "hold", "wait", "stop"  # decisions without a change (a change's kind is its Step's)
 APPLIED, REFUSED, RESTARTED = "applied", "refused", "restarted"  # what the lab did with a decision
@@ -88,7 +88,7 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class DecisionOutcome:
     """What the lab did with the last decision: applied, refused (text: the apply's error) or a server restart."""
 
     kind: str
@@ -161,7 +161,7 @@ class Autopilot:
             numbers["forecast"] = outlook.to_dict()
         return self._judge(figures, symptoms, state, numbers, now, no_room, outlook, settings)
 
-    def record(self, outcome: Outcome) -> None:
+    def record(self, outcome: DecisionOutcome) -> None:
         """Take what the lab did with the last decision: an applied change starts the dwell; a refusal or a restart
         stops the autopilot."""
         t = self._clock() if outcome.t is None else outcome.t

@@ -20,7 +20,7 @@ Predictor = Callable[[ModelSettings, float], Prediction]  # (settings, rate req/
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SizingAnswer:
     """The twin's answer for one count: whether it holds, and the figures it rests on."""
 
     instances: int
@@ -35,7 +35,7 @@ class TwinSizer:
     def __init__(self, predictor: Predictor, share: float = 0.8) -> None:
         self.predictor, self.share = predictor, share
 
-    def verdict(self, settings: ModelSettings, instances: int, rate_rps: float, sla_ms: float) -> Verdict | None:
+    def verdict(self, settings: ModelSettings, instances: int, rate_rps: float, sla_ms: float) -> SizingAnswer | None:
         """Return whether `instances` hold the SLA at rate_rps by the twin's pessimistic edge (None: it cannot say)."""
         if not rate_rps or rate_rps <= 0:
             return None
@@ -47,11 +47,11 @@ class TwinSizer:
         if high != high:  # no sample: nothing known
             return None
         holds = high <= self.share * sla_ms
-        return Verdict(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
+        return SizingAnswer(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
                        f"instance{'s' if instances != 1 else ''} at {rate_rps:,.0f}/s ({p.confidence.split(':')[0]} "
                        "confidence)")
 
-    def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int) -> Verdict | None:
+    def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int) -> SizingAnswer | None:
         """Return the fewest instances in [low, high] that hold (or the verdict at high when none does; None: the
         twin cannot say)."""
         last = None

@@ -1,7 +1,7 @@
 """Headless scenarios: python -m app.scenarios list | run NAME [--full] [--json OUT] | run --all [--json OUT].
 
 Each scenario measures one claim of the source documents on the live server, judged with the margins measured
-for it (app/scenarios/catalog.py): these are the lab's measurements, run here, never in the test suite.
+for it (app/scenarios/claims.py): these are the lab's measurements, run here, never in the test suite.
 Runs on the embedded server (started here, on a temporary copy of model_repository/ so the checkout's
 configs stay as they are) or on TRITON_URL's server; exits 0 when every check held, 1 when one did not,
 2 when a scenario could not run to the end. --all runs every scenario in turn on one server.
@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 
 
 def main(argv: list[str] | None = None) -> int:

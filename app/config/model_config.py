@@ -10,6 +10,7 @@ from google.protobuf import json_format, text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from app.config.errors import ConfigParseError
+from app.config.settings import BOTH_SCHEDULERS
 
 __all__ = [
     "ModelConfig", "copy_config", "format_config", "from_json", "parse_config",
@@ -66,7 +67,7 @@ def from_json(data: str | dict) -> ModelConfig:
 
 def _hint(exc: Exception) -> str:
     if "scheduling_choice" in str(exc):
-        return " - dynamic_batching and sequence_batching exclude each other: keep one"
+        return f" - dynamic_batching {BOTH_SCHEDULERS}"
     return ""
 
 

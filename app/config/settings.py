@@ -7,6 +7,11 @@ from enum import Enum
 
 from app.config.errors import ConfigValidationError
 
+# THE rule that the two schedulers exclude each other (Triton's scheduling_choice is a oneof), in the words every
+# refusal uses: ModelSettings, validate.problems, a config JSON the server would refuse (model_config)
+BOTH_SCHEDULERS = ("is set together with sequence_batching; keep one: sequence batching for a stateful model, dynamic "
+                   "batching for a stateless one")
+
 
 class Kind(str, Enum):
     """Where an instance group runs (names are Triton's)."""
@@ -131,5 +136,4 @@ class ModelSettings:
         _freeze(self, "parameters", lambda _: tuple(sorted((str(k), str(v)) for k, v in items)))
         _check_counts(self, "")
         if self.dynamic_batching is not None and self.sequence_batching is not None:
-            raise ConfigValidationError("dynamic_batching", "is set together with sequence_batching; keep one: "
-                                        "sequence batching for a stateful model, dynamic for a stateless one")
+            raise ConfigValidationError("dynamic_batching", BOTH_SCHEDULERS)

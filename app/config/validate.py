@@ -14,6 +14,7 @@ from app.config.enums import enum_problems
 from app.config.errors import ConfigValidationError, Problem
 from app.config.model_config import ModelConfig
 from app.server.repository import ModelNameError, model_dir
+from app.config.settings import BOTH_SCHEDULERS
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,7 @@ def _dynamic(config: ModelConfig, limits: Limits) -> Iterator[Problem]:
         return
     db, mbs = config.dynamic_batching, config.max_batch_size
     if config.HasField("sequence_batching"):
-        yield Problem("dynamic_batching", "is set together with sequence_batching; keep one: disable "
-                      "dynamic batching for a stateful model, sequence batching for a stateless one")
+        yield Problem("dynamic_batching", BOTH_SCHEDULERS)
     if mbs == 0:
         yield Problem("dynamic_batching", "needs max_batch_size > 0; raise max_batch_size or disable it")
     yield from _preferred("dynamic_batching.preferred_batch_size", db.preferred_batch_size, mbs)

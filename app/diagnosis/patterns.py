@@ -86,12 +86,18 @@ class Finding:
     knobs: dict = field(default_factory=dict)
 
 
+def waiting_driven(share: float) -> bool:
+    """THE rule of where a request's server time goes: waiting-driven (queue + batching delay) from WAITING_SHARE of
+    it, else compute-driven — pattern A, the diagnosis panel's sentence and /demo's all judge by it."""
+    return share >= WAITING_SHARE
+
+
 def where_time_goes(w: Symptoms) -> str | None:
     """Return one sentence on whether server time is waiting or compute, by the same threshold pattern A uses."""
     share = w.waiting_share
     if share is None:
         return None
-    kind = "waiting (queue + batching delay)" if share >= WAITING_SHARE else "compute"
+    kind = "waiting (queue + batching delay)" if waiting_driven(share) else "compute"
     return (f"server time per request is {share:.0%} waiting: it is driven by **{kind}** "
             f"(waiting-driven from {WAITING_SHARE:.0%})")
 

@@ -1,1 +1,3 @@
-"""A durable store of measured runs (config + traffic + results) and side-by-side comparison."""
+"""Studies that measure configurations: sweeps (sweep/), A/B comparisons (ab/), trace-judged sweeps (trace/), the
+twin's probe, the stored runs' views, and their reports (report/)."""
+

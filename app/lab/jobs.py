@@ -39,7 +39,7 @@ class FunctionJob:
 class JobState:
     """What the page shows about the current (or last) study job."""
 
-    kind: str  # sweep | ab | scenario
+    kind: str  # sweep | ab | trace_sweep | scenario | probe | autopilot ...
     label: str
     started: float
     progress: object | None = None  # SweepProgress | ABProgress | ScenarioProgress
@@ -85,7 +85,7 @@ class Jobs:
         kind = job.kind
         with self._lock:
             if self.running:
-                raise RuntimeError("a sweep or comparison is already running: cancel it or wait for it")
+                raise RuntimeError(f"{self.state.label} is already running: cancel it or wait for it")
             cancel = self._cancel = threading.Event()
             state = self.state = JobState(kind, job.label, time.time())
 

@@ -10,8 +10,11 @@ Plans     plan & apply: what a model serves, a change planned, applied, undone, 
 Timeline  the changes on the charts: markers, the last change, a reload under way
 Traffic   the one shared load: what runs, start, change, stop
 Measure   figures of a window, before/after a change, the poller's view, a meter with exact edges, the fleet
-Studies   the experiment store (runs and studies) and the lab's one background job
+Store     the experiment store: runs and studies, kept, relabelled, deleted
+Studies   the store and the lab's one background job (start, cancel, wait)
 WhatIf    the twin (app/twin): its calibration of a model, and what it predicts a config does under a load
+StudyLab  what a study running as the job needs: every port but the job's own verbs
+LabPort   every port: what a page takes
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ if TYPE_CHECKING:  # the types the verbs take and give; nothing here imports the
     from app.config.settings import ModelSettings
     from app.twin.calibration import Calibration
     from app.twin.load import Load
-    from app.twin.checks import Check
+    from app.twin.checks import PredictionCheck
     from app.twin.predict import Prediction
     from loadgen.controller import LoadSnapshot
     from loadgen.records import Record
@@ -321,7 +324,7 @@ class WhatIf(Protocol):
     def note_prediction(self, model: str, prediction: Prediction) -> int | None:
         """Keep what the twin predicted for the change just applied to the model (None: no change to keep it with)."""
 
-    def prediction_checks(self, model: str, limit: int = 5) -> list[Check]:
+    def prediction_checks(self, model: str, limit: int = 5) -> list[PredictionCheck]:
         """Return the model's latest predictions beside what was measured after each change."""
 
 

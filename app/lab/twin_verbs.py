@@ -12,13 +12,13 @@ from app.config.errors import ConfigError
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
 from app.twin.batcher import instance_count
-from app.twin.calibrate import calibrate_from_stats
+from app.twin.calibrate import calibrate_from_stats, reproduced
 from app.twin.calibration import Calibration
 from app.twin.from_spec import load_of
 from app.twin.load import Load
 from app.store.database import Experiment
 from app.text_limits import MAX_LABEL_CHARS
-from app.twin.checks import KIND as CHECK_KIND, Check, measured_dict, predicted_dict
+from app.twin.checks import KIND as CHECK_KIND, PredictionCheck, measured_dict, predicted_dict
 from app.twin.predict import Prediction, predict
 from loadgen.stats import ALL
 
@@ -74,12 +74,23 @@ class TwinVerbs:
         if stats.execution_count < MIN_EXECUTIONS or self._markers.reloading(model):
             return False
         figures = self.measure(model, t0, t1, include_held=False)
-        mean_ms, server_us = figures.row(ALL).mean_ms, figures.server.request_us
-        overhead = max(0.0, mean_ms * 1e3 - server_us) if mean_ms and server_us else None
+        row, server = figures.row(ALL), figures.server
+        # The request's time outside what the twin simulates (queue and compute): the client, HTTP, Triton's own
+        # handling of the request.
+        simulated_us = (server.queue_us + server.compute_us if server.queue_us is not None
+                        and server.compute_us is not None else None)
+        overhead = max(0.0, row.mean_ms * 1e3 - simulated_us) if row.mean_ms and simulated_us else None
         try:
-            calibration = calibrate_from_stats(None, stats, settings, overhead, window_s=t1 - t0)
+            calibration = calibrate_from_stats(None, stats, settings, overhead, window_s=t1 - t0,
+                                               client_rps=row.throughput_rps or None)
         except ValueError:  # no execution inside after all (a reset at its edge)
             return False
+        spec = self._load.spec
+        if spec is not None and spec.targets() == {model}:  # the window's traffic, to see the twin reproduce it
+            try:
+                calibration = reproduced(self._twin.calibration(model), calibration, settings, load_of(spec))
+            except ValueError:  # traffic the twin does not model (sequences)
+                pass
         self._twin.note(model, instance_count(settings), calibration, time.time())
         return True
 
@@ -113,7 +124,7 @@ class TwinVerbs:
             kind=CHECK_KIND, outcome={"change": change.text, "marker": change.id, "predicted": predicted_dict(prediction),
                                       "measured": None}))
 
-    def prediction_checks(self, model: str, limit: int = 5) -> list[Check]:
+    def prediction_checks(self, model: str, limit: int = 5) -> list[PredictionCheck]:
         """Return the model's latest predictions beside what was measured after each change (measured, and stored,
         once the window after the change is complete)."""
         out = []
@@ -128,5 +139,5 @@ class TwinVerbs:
                 if after is not None and after.seconds >= IMPACT_S - 0.5 and after.samples():
                     measured = measured_dict(after)
                     self._store.set_outcome(run.id, {**outcome, "measured": measured})
-            out.append(Check(run.id, outcome.get("change", ""), run.started_at or 0.0, outcome["predicted"], measured))
+            out.append(PredictionCheck(run.id, outcome.get("change", ""), run.started_at or 0.0, outcome["predicted"], measured))
         return out

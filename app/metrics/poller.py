@@ -34,7 +34,7 @@ class Sample:
     error: str | None = None
     rows: dict[str, dict] = field(default_factory=dict)
     batches: dict[str, dict[int, int]] = field(default_factory=dict)
-    batch_times: dict[str, dict[int, tuple[int, int]]] = field(default_factory=dict)
+    batch_times: dict[str, dict[int, tuple[int, ...]]] = field(default_factory=dict)  # (n, infer ns, io ns)
     source: str | None = METRICS  # where the rows' counters come from: METRICS or STATISTICS (None: no answer)
     metrics_error: str | None = None  # why /metrics was not used, when it was not
 
@@ -178,10 +178,12 @@ class MetricsPoller:
             samples = [s for s in self._history if t0 < s.t <= t1]
         batches: dict[int, int] = {}
         batch_ns: dict[int, int] = {}
+        batch_io_ns: dict[int, int] = {}
         for sample in samples:
-            for size, (n, ns) in sample.batch_times.get(model, {}).items():
+            for size, (n, ns, *io) in sample.batch_times.get(model, {}).items():  # io: absent in older history
                 batches[size] = batches.get(size, 0) + n
                 batch_ns[size] = batch_ns.get(size, 0) + ns
+                batch_io_ns[size] = batch_io_ns.get(size, 0) + (io[0] if io else 0)
         delta, _ = self.delta(model, t0, t1)
         c = delta.counters
         success = int(c.get("nv_inference_request_success", 0))
@@ -191,7 +193,7 @@ class MetricsPoller:
                      "compute_output": "nv_inference_compute_output_duration_us"}
         return ModelStats(batches, int(c.get("nv_inference_count", 0)), int(c.get("nv_inference_exec_count", 0)),
                           dict.fromkeys(durations, success),
-                          {k: int(c.get(name, 0.0) * 1000) for k, name in durations.items()}, batch_ns)
+                          {k: int(c.get(name, 0.0) * 1000) for k, name in durations.items()}, batch_ns, batch_io_ns)
 
     def retarget(self, endpoint) -> None:
         """Scrape another endpoint from the next poll on (after a restart); the history stays."""
@@ -235,7 +237,7 @@ class MetricsPoller:
         if before is None:
             return Sample(t, True, None, rows, source=source, metrics_error=metrics_error)
         times = {n: batch_time_delta(before.get(n), stats[n]) for n in rows if n in stats}
-        batches = {n: {size: count for size, (count, _) in per_size.items()} for n, per_size in times.items()}
+        batches = {n: {size: count for size, (count, *_) in per_size.items()} for n, per_size in times.items()}
         return Sample(t, True, None, rows, batches, times, source, metrics_error)
 
     def _read_metrics(self) -> tuple[Scrape | None, str | None]:

@@ -28,7 +28,7 @@ class PromQLError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Replica:
+class ReplicaFigures:
     """One replica's (or the fleet's) figures over a window."""
 
     name: str

@@ -17,7 +17,8 @@ class ModelStats:
     execution_count: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     ns: dict[str, int] = field(default_factory=dict)
-    batch_ns: dict[int, int] = field(default_factory=dict)
+    batch_ns: dict[int, int] = field(default_factory=dict)  # compute_infer per batch size
+    batch_io_ns: dict[int, int] = field(default_factory=dict)  # compute_input + compute_output per batch size
 
 
 def stats_url(http_url: str, model: str | None = None) -> str:
@@ -31,13 +32,16 @@ def parse_stats(text: str) -> dict[str, ModelStats]:
     acc: dict[str, dict] = {}
     for entry in json.loads(text).get("model_stats", []):
         m = acc.setdefault(entry["name"], {"batches": {}, "inference_count": 0, "execution_count": 0,
-                                           "counts": {}, "ns": {}, "batch_ns": {}})
+                                           "counts": {}, "ns": {}, "batch_ns": {},
+                                           "batch_io_ns": {}})
         m["inference_count"] += int(entry.get("inference_count", 0))
         m["execution_count"] += int(entry.get("execution_count", 0))
         for batch in entry.get("batch_stats", []):
             size = int(batch["batch_size"])
             m["batches"][size] = m["batches"].get(size, 0) + int(batch["compute_infer"]["count"])
             m["batch_ns"][size] = m["batch_ns"].get(size, 0) + int(batch["compute_infer"].get("ns", 0))
+            io = sum(int(batch.get(k, {}).get("ns", 0)) for k in ("compute_input", "compute_output"))
+            m["batch_io_ns"][size] = m["batch_io_ns"].get(size, 0) + io
         inference = entry.get("inference_stats", {})
         for key in _TOTALS:
             part = inference.get(key, {})
@@ -63,11 +67,14 @@ def batch_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, int]:
     return {size: n for size, n in out.items() if n > 0}
 
 
-def batch_time_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, tuple[int, int]]:
-    """Return (executions, compute-infer ns) per batch size between two reads, reset-robust like batch_delta."""
+def batch_time_delta(prev: ModelStats | None, cur: ModelStats) -> dict[int, tuple[int, int, int]]:
+    """Return (executions, compute-infer ns, compute-input + compute-output ns) per batch size between two reads,
+    reset-robust like batch_delta."""
     counts = batch_delta(prev, cur)
-    base = {} if prev is None or stats_reset(prev, cur) else prev.batch_ns
-    return {size: (n, cur.batch_ns.get(size, 0) - base.get(size, 0)) for size, n in counts.items()}
+    fresh = prev is None or stats_reset(prev, cur)
+    base, io_base = ({}, {}) if fresh else (prev.batch_ns, prev.batch_io_ns)
+    return {size: (n, cur.batch_ns.get(size, 0) - base.get(size, 0),
+                   max(0, cur.batch_io_ns.get(size, 0) - io_base.get(size, 0))) for size, n in counts.items()}
 
 
 def per_item_us(deltas, min_executions: int = 1) -> dict[int, float]:
@@ -77,7 +84,7 @@ def per_item_us(deltas, min_executions: int = 1) -> dict[int, float]:
     """
     total: dict[int, list[int]] = {}
     for delta in deltas:
-        for size, (n, ns) in delta.items():
+        for size, (n, ns, *_) in delta.items():
             acc = total.setdefault(size, [0, 0])
             acc[0] += n
             acc[1] += ns

@@ -19,7 +19,7 @@ from app.store.database import DONE, Experiment, Study
 from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.timeline.figures import Figures
 from app.timeline.sides import ClientFigures, ServerFigures
 from loadgen.behind import fell_behind, sent_behind

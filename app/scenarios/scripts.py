@@ -1,7 +1,7 @@
 """The presenter's script of each guided scenario: what to say before it runs, during each phase, after the verdict.
 
 Shown to the operator beside the scenario (never to the audience). Each line says only what the scenario
-measures and checks (app/scenarios/catalog.py); the phase names are the catalog's (a test holds them together).
+measures and checks (app/scenarios/claims.py); the phase names are the catalog's (a test holds them together).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from app.paths import MODEL_REPOSITORY
 from app.server.control_key import HEADER, VARIABLE
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from app.server.repository import model_names
 
 

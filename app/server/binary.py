@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from app.server.errors import ServerBinaryError
+from app.server.start_errors import ServerBinaryError
 
 # The wheel's Python backend stub (Triton 2.51) works with numpy 1.x only: under numpy 2 every Python
 # model answers "output tensor shape does not match size of output" (measured on Python 3.11 and 3.12).

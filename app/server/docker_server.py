@@ -32,7 +32,7 @@ from app.server.control_key import lock_flags, process_key
 from app.server.embedded import (MODEL_FAULTS_SHOWN, endpoint_at, raise_if_port_taken, start_on_free_ports,
                                  wait_ready)
 from app.server.endpoint import Endpoint
-from app.server.errors import ServerStartError, start_with_one_more_try
+from app.server.start_errors import ServerStartError, start_with_one_more_try
 from app.server.repository import model_names
 from app.server.server_process import descends_from, listener_pid
 

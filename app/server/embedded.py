@@ -17,9 +17,9 @@ from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
 from app.server.endpoint import Endpoint
-from app.server.errors import ServerStartError, start_with_one_more_try
+from app.server.start_errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
-from app.server.ports import choose_ports
+from app.server.free_ports import choose_ports
 from app.server.repository import completes_nothing, model_names
 from app.server.server_process import listener_pid
 from loadgen.child_env import child_environment

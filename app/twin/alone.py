@@ -12,7 +12,7 @@ import numpy as np
 
 from app.twin.costs import Costs
 from app.twin.load import Load, arrivals
-from app.twin.run import Run, assemble
+from app.twin.simulated import Run, assemble
 
 
 def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhead_us: float = 0.0) -> Run:
@@ -23,7 +23,7 @@ def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhe
     mean = costs.mean_us[1] * 1e-6
     service = (mean * np.exp(sigma * noise.standard_normal(len(times)) - sigma * sigma / 2) if sigma
                else np.full(len(times), mean))
-    share, io = costs.share, costs.io_us * 1e-6
+    share, io = costs.share, costs.io_us[1] * 1e-6
     private, shared = (service * (1 - share) + io).tolist(), (service * share).tolist()
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)
     free, device, replace = [0.0] * instances, 0.0, heapq.heapreplace

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import cache
 
 from app.config.settings import ModelSettings
@@ -11,6 +12,9 @@ from app.metrics.statistics_api import ModelStats, batch_time_delta, stats_reset
 from app.paths import MODEL_REPOSITORY
 from app.twin.batcher import instance_count
 from app.twin.calibration import Calibration, Window
+from app.twin.load import Load
+
+REPRODUCED_S = 4.0  # simulated seconds of a window's own traffic, to see whether the twin reproduces it
 
 GPU_SIM_KEY = "compute_us_batch1"  # a config whose parameters hold this runs the lab's gpu_sim cost model
 GPU_SIM_ITEM_BYTES = 1024  # gpu_sim's input: 256 float32 per item
@@ -40,20 +44,25 @@ def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int]) 
 
 
 def window_of(before: ModelStats | None, after: ModelStats, instances: int,
-              window_s: float | None = None) -> Window:
+              window_s: float | None = None, client_rps: float | None = None,
+              outside_us: float | None = None) -> Window:
     """Return the executions between two reads as counter differences (after a reset: everything since it)."""
     deltas = batch_time_delta(before, after)
     base = ModelStats() if before is None or stats_reset(before, after) else before
     io_ns = sum(after.ns.get(k, 0) - base.ns.get(k, 0) for k in ("compute_input", "compute_output"))
-    return Window(instances, tuple((size, n, ns) for size, (n, ns) in sorted(deltas.items())),
-                  sum(size * n for size, (n, _) in deltas.items()), max(0, io_ns), window_s)
+    queued = after.counts.get("queue", 0) - base.counts.get("queue", 0)
+    queue_us = (after.ns.get("queue", 0) - base.ns.get("queue", 0)) / queued / 1e3 if queued > 0 else None
+    return Window(instances, tuple((size, n, ns) for size, (n, ns, _) in sorted(deltas.items())),
+                  sum(size * n for size, (n, *_) in deltas.items()), max(0, io_ns), window_s, client_rps, outside_us,
+                  queue_us, tuple((size, io) for size, (_, _, io) in sorted(deltas.items()) if io))
 
 
 def calibrate_from_stats(before: ModelStats | None, after: ModelStats, settings: ModelSettings,
                          client_overhead_us: float | None = None, *, window_s: float | None = None,
-                         cv: float | None = None) -> Calibration:
-    """Return a calibration from two statistics reads of one model served with these settings."""
-    window = window_of(before, after, instance_count(settings), window_s)
+                         cv: float | None = None, client_rps: float | None = None) -> Calibration:
+    """Return a calibration from two statistics reads of one model served with these settings (client_rps: the
+    answers per second the clients saw over the window, which with the overhead shows a limit outside the model)."""
+    window = window_of(before, after, instance_count(settings), window_s, client_rps, client_overhead_us)
     prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches})
     return Calibration((window,), client_overhead_us, prior, note, cv)
 
@@ -71,11 +80,33 @@ def merge(calibrations: Iterable[Calibration]) -> Calibration:
                        next((c.cv for c in cals if c.cv is not None), None), cals[0].min_executions)
 
 
+SIMULATED = ("queue", "compute_input", "compute_infer", "compute_output")  # the request's time the twin simulates
+
+
 def client_overhead_from(client_mean_us: float, before: ModelStats | None, after: ModelStats) -> float:
-    """Return the client's time per request beyond the server's: client mean latency minus server request time."""
+    """Return a request's time outside what the twin simulates: the client's mean latency minus the server's queue
+    and compute time per request (what is left is the client, HTTP and the server's own handling of the request)."""
     base = ModelStats() if before is None or stats_reset(before, after) else before
     count = after.counts.get("success", 0) - base.counts.get("success", 0)
     if count <= 0:
         raise ValueError("no successful request between the two reads: the server time is unknown")
-    server_us = (after.ns.get("success", 0) - base.ns.get("success", 0)) / count / 1e3
-    return max(0.0, client_mean_us - server_us)
+    simulated_us = sum(after.ns.get(k, 0) - base.ns.get(k, 0) for k in SIMULATED) / count / 1e3
+    return max(0.0, client_mean_us - simulated_us)
+
+
+def reproduced(known: Calibration | None, new: Calibration, settings: ModelSettings, load: Load) -> Calibration:
+    """Return new (one window) with what the twin, calibrated on everything known and on the window, expects of the
+    window's own traffic (load, with the window's own client overhead): where the clients got clearly fewer
+    answers, the window is evidence of a limit outside the model's execution (Calibration.host_ceiling)."""
+    from app.twin.predict import predict  # noqa: PLC0415 - the twin's own run, above the calibration it checks
+
+    window = new.windows[-1]
+    if not window.client_rps:
+        return new
+    everything = merge([known, new]) if known is not None else new
+    if window.outside_us is not None:
+        everything = replace(everything, client_overhead_us=window.outside_us)
+    expected = predict(everything, settings, replace(load, duration_s=REPRODUCED_S,
+                                                     warmup_s=min(load.warmup_s, REPRODUCED_S / 4)),
+                       replications=1).throughput_rps.value
+    return replace(new, windows=(*new.windows[:-1], replace(window, expected_rps=expected)))

@@ -18,6 +18,7 @@ from app.twin.curve import Curve, fit_curve
 DEFAULT_CV = 0.1  # per-execution spread when no two windows show it: sleep-based models jitter less, real ones more
 MIN_EXECUTIONS = 20  # fewer executions of a size than this, and its mean leans on the fitted curve
 EXTRAPOLATION_PER_DOUBLING = 0.15  # uncertainty added per doubling of distance beyond the sizes seen
+SHORT = 0.85  # a window answered under this share of what the twin, calibrated on it, expects of its own traffic
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,11 @@ class Window:
     inferences: int = 0
     io_ns: int = 0  # compute_input + compute_output over the window, counted once per request as Triton does
     seconds: float | None = None  # the window's length when known
+    client_rps: float | None = None  # answers per second the clients saw over the window
+    outside_us: float | None = None  # client latency minus queue and compute, per request (client, HTTP, host)
+    queue_us: float | None = None  # the server's queue time per request
+    batch_io: tuple[tuple[int, int], ...] = ()  # (size, compute_input + compute_output ns) per batch size
+    expected_rps: float | None = None  # what the twin, calibrated on this window, expects of the window's own traffic
 
     @property
     def busy(self) -> float:
@@ -37,6 +43,14 @@ class Window:
             return float(self.instances)
         infer_s = sum(ns for _, _, ns in self.batches) / 1e9
         return min(float(self.instances), max(1.0, infer_s / self.seconds))
+
+    @property
+    def utilisation(self) -> float | None:
+        """Return the share of the window the instances spent executing (None when its length is unknown)."""
+        if not self.seconds:
+            return None
+        busy_ns = sum(ns for _, _, ns in self.batches) + sum(ns for _, ns in self.batch_io)
+        return busy_ns / 1e9 / self.seconds / self.instances
 
 
 @dataclass(frozen=True)
@@ -99,10 +113,65 @@ class Calibration:
         return fit_curve({size: (mean, n) for size, (n, mean) in self.alone.items()})
 
     @cached_property
+    def host_ceiling(self) -> tuple[float, str] | None:
+        """Return (requests/s, why) when the fastest window's clients got clearly fewer answers than the twin,
+        calibrated on that window's own executions, expects of its traffic: something outside the model's execution
+        (the client, the HTTP frontend, the host's CPUs) held it back, and it will hold back any config; None when
+        it did not."""
+        known = [w for w in self.windows if w.client_rps and w.expected_rps]
+        top = max(known, key=lambda w: w.client_rps, default=None)
+        if top is None or top.client_rps >= SHORT * top.expected_rps:
+            return None  # the fastest traffic seen was what the twin expects: no limit shown (a slower window
+            # falling short says the overhead varies, not that the host caps throughput below a rate already seen)
+        busy = f"; the instances executed {top.utilisation:.0%} of the time" if top.utilisation is not None else ""
+        return top.client_rps, (
+            f"its clients got {top.client_rps:,.0f} answers/s where the twin, calibrated on those very executions, "
+            f"expected {top.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
+
+    @cached_property
     def io_us(self) -> float:
-        """Return compute_input + compute_output per execution (Triton adds a batch's time once per request)."""
+        """Return compute_input + compute_output per execution over every size (Triton adds a batch's time once per
+        request, so the request totals over the inferences give it)."""
         inferences = sum(w.inferences for w in self.windows)
         return sum(w.io_ns for w in self.windows) / inferences / 1e3 if inferences else 0.0
+
+    @cached_property
+    def _io_fit(self) -> tuple[dict[int, tuple[int, float]], float, float] | None:
+        """Return ({size: (executions, µs)} of the sizes whose input/output time the batch statistics give, and the
+        line p + q·size fitted to them, weighted by executions); None when no window has them."""
+        acc: dict[int, list[float]] = {}
+        runs = {(id(w), size): n for w in self.windows for size, n, _ in w.batches}
+        for w in self.windows:
+            for size, ns in w.batch_io:
+                n = runs.get((id(w), size), 0)
+                if n:
+                    entry = acc.setdefault(size, [0, 0.0])
+                    entry[0] += n
+                    entry[1] += ns
+        seen = {size: (int(n), total / n / 1e3) for size, (n, total) in sorted(acc.items())}
+        if not seen or not any(us for _, us in seen.values()):
+            return None
+        total = sum(n for n, _ in seen.values())
+        mx = sum(n * b for b, (n, _) in seen.items()) / total
+        my = sum(n * us for n, us in seen.values()) / total
+        var = sum(n * (b - mx) ** 2 for b, (n, _) in seen.items())
+        q = max(0.0, sum(n * (b - mx) * (us - my) for b, (n, us) in seen.items()) / var) if var else 0.0
+        return seen, my - q * mx, q
+
+    def io_at(self, size: int) -> float:
+        """Return compute_input + compute_output of one execution of this size: measured where it ran often enough,
+        else the line fitted over sizes (reading and writing tensors grows with the rows); the mean over every size
+        when the server's batch statistics do not give it."""
+        fit = self._io_fit
+        if fit is None:
+            return self.io_us
+        seen, p, q = fit
+        n, us = seen.get(size, (0, 0.0))
+        line = max(0.0, p + q * size)
+        if n >= self.min_executions:
+            return us
+        weight = n / self.min_executions
+        return weight * us + (1 - weight) * line
 
     def measured_cv(self, size: int) -> float | None:
         """Return the per-execution cv one size's window means imply, when two windows have enough of it."""
@@ -143,7 +212,7 @@ class Calibration:
         c = self.contention
         share = {0: c.share, -1: c.low, 1: c.high}[corner]
         return Costs((0.0, *(s.mean_us * max(0.05, 1 + corner * s.uncertainty) for s in sizes)),
-                     (0.0, *(s.cv for s in sizes)), self.io_us, share)
+                     (0.0, *(s.cv for s in sizes)), (0.0, *(self.io_at(s.size) for s in sizes)), share)
 
     @property
     def instance_counts(self) -> tuple[int, ...]:
@@ -199,6 +268,9 @@ def lacks_of(cal: Calibration, sizes: list[int], instances: int) -> tuple[str, .
                    f"{costs[0].cv:.2f}")
     if cal.client_overhead_us is None:
         out.append("client overhead unknown: latencies are the server's alone")
+    if cal.host_ceiling is not None:
+        out.append(f"host-bound: {cal.host_ceiling[1]}; the twin models Triton's scheduler and execution only, so it "
+                   f"caps throughput at {cal.host_ceiling[0]:,.0f} req/s and cannot say how latency grows on the way")
     return tuple(out)
 
 
@@ -206,6 +278,8 @@ def confidence_of(cal: Calibration, sizes: list[int], instances: int) -> str:
     """Return 'high', 'medium' or 'low' and the reasons, worst first."""
     costs = [cal.size_cost(b) for b in sizes]
     low, medium = [], []
+    if cal.host_ceiling is not None:
+        low.append(f"throughput limited outside the model's execution (about {cal.host_ceiling[0]:,.0f} req/s)")
     if len(cal.curve.sizes) == 1 and any(c.source != "measured" for c in costs):
         low.append("one batch size seen, the others assumed")
     far = [c.size for c in costs if c.source == "extrapolated" and c.uncertainty > FAR]

@@ -25,7 +25,7 @@ def measured_dict(figures) -> dict:
 
 
 @dataclass(frozen=True)
-class Check:
+class PredictionCheck:
     """One change's prediction and, once its window after has run, its measurement."""
 
     run_id: int

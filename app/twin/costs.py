@@ -10,18 +10,24 @@ from dataclasses import dataclass, replace
 class Costs:
     """Execution time per batch size (index = size, µs), its coefficient of variation, and contention.
 
-    An execution of mean t runs (1 - share)·t + io_us on its own instance and share·t on one device that all
-    instances take turns on (first come, first served): the lab's gpu_sim holds a lock around its compute, and a
-    CPU model on C cores behaves alike with share = 1/C.
+    An execution of a batch of b, of mean t, runs (1 - share)·t + io_us[b] on its own instance and share·t on one
+    device that all instances take turns on (first come, first served): the lab's gpu_sim holds a lock around its
+    compute, and a CPU model on C cores behaves alike with share = 1/C. io_us (compute_input + compute_output, the
+    backend's reading and writing of tensors) is per batch size; one number stands for every size.
     """
 
     mean_us: tuple[float, ...]
     cv: tuple[float, ...] = ()
-    io_us: float = 0.0
+    io_us: tuple[float, ...] | float = 0.0
     share: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mean_us", tuple(float(m) for m in self.mean_us))
+        io = self.io_us
+        io = (0.0, *(float(io),) * (len(self.mean_us) - 1)) if isinstance(io, (int, float)) else tuple(map(float, io))
+        if len(io) != len(self.mean_us):
+            raise ValueError("io_us needs one entry per batch size, like mean_us (or one number for all)")
+        object.__setattr__(self, "io_us", io)
         cv = tuple(float(c) for c in self.cv) or (0.0,) * len(self.mean_us)
         object.__setattr__(self, "cv", cv)
         if len(self.cv) != len(self.mean_us):
@@ -43,11 +49,11 @@ class Costs:
 
     def service_us(self, size: int) -> float:
         """Return the mean time one instance is busy with a batch of this size, without contention."""
-        return self.mean_us[size] + self.io_us
+        return self.mean_us[size] + self.io_us[size]
 
     def scaled(self, factor: float, share: float | None = None) -> Costs:
         """Return the table with every time multiplied by factor (and another share when given)."""
-        return replace(self, mean_us=tuple(m * factor for m in self.mean_us), io_us=self.io_us * factor,
+        return replace(self, mean_us=tuple(m * factor for m in self.mean_us), io_us=tuple(i * factor for i in self.io_us),
                        share=self.share if share is None else share)
 
     def sigmas(self) -> tuple[float, ...]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from loadgen.spec import ArrivalKind, LoadSpec, Mode
 
-from app.twin.load import Load, TrafficClass
+from app.twin.load import Load, ClassShare
 
 DURATION_S = 30.0  # long enough for a p99 of a few thousand requests, short enough to rank a space in seconds
 WARMUP_S = 3.0  # the queue fills first: figures leave these seconds out
@@ -19,7 +19,7 @@ def load_of(spec: LoadSpec, duration_s: float = DURATION_S, rate: float | None =
     priority, its arrivals (Poisson, bursty or an MMPP as bursts, a ramp or steps and a rate trace as rate steps)."""
     if spec.sequences:
         raise Unmodelled("the twin does not model sequences (sequence batching): no prediction for stateful traffic")
-    classes = tuple(TrafficClass(c.name, c.share if c.rate is None else 0.0, c.priority) for c in spec.classes)
+    classes = tuple(ClassShare(c.name, c.share if c.rate is None else 0.0, c.priority) for c in spec.classes)
     own = sum(c.rate or 0.0 for c in spec.classes)
     warm = {"warmup_s": min(WARMUP_S, duration_s / 4)}
     if spec.mode == Mode.CLOSED:
@@ -27,7 +27,7 @@ def load_of(spec: LoadSpec, duration_s: float = DURATION_S, rate: float | None =
     total = float(rate if rate is not None else spec.rate)
     shared = total  # the classes without a rate of their own share the load's rate
     if own:  # classes with their own stream: shares in proportion to the rates
-        classes = tuple(TrafficClass(c.name, (c.rate or 0.0) if c.rate is not None else shared * c.share
+        classes = tuple(ClassShare(c.name, (c.rate or 0.0) if c.rate is not None else shared * c.share
                                      / max(1e-9, sum(x.share for x in spec.classes if x.rate is None)),
                                      c.priority) for c in spec.classes)
         total = shared + own
@@ -62,6 +62,6 @@ def load_of(spec: LoadSpec, duration_s: float = DURATION_S, rate: float | None =
     return load.with_classes(*_weights(classes))
 
 
-def _weights(classes: tuple[TrafficClass, ...]) -> tuple[TrafficClass, ...]:
+def _weights(classes: tuple[ClassShare, ...]) -> tuple[ClassShare, ...]:
     """Return the classes with a usable share each (a class of share 0 keeps a tiny one: it is still named)."""
-    return tuple(TrafficClass(c.name, max(c.share, 1e-6), c.priority) for c in classes) or (TrafficClass(),)
+    return tuple(ClassShare(c.name, max(c.share, 1e-6), c.priority) for c in classes) or (ClassShare(),)

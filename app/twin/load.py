@@ -20,7 +20,7 @@ class Arrivals(str, Enum):
 
 
 @dataclass(frozen=True)
-class TrafficClass:
+class ClassShare:
     """A share of the traffic sent at one priority (0 = the model's default level)."""
 
     name: str = "all"
@@ -41,7 +41,7 @@ class Load:
     burst_ratio: float = 8.0
     burst_s: float = 0.2
     quiet_s: float = 1.0
-    classes: tuple[TrafficClass, ...] = (TrafficClass(),)
+    classes: tuple[ClassShare, ...] = (ClassShare(),)
     warmup_s: float = 0.0  # arrivals before it warm the queue up and are left out of every figure
     overhead_cv: float = 0.5  # closed loop: how much the client's time between answer and next request varies
 
@@ -87,7 +87,7 @@ class Load:
             raise ValueError(f"a closed loop needs at least one client, got {concurrency}")
         return cls(Arrivals.CLOSED, duration_s, concurrency=concurrency, **more)
 
-    def with_classes(self, *classes: TrafficClass) -> Load:
+    def with_classes(self, *classes: ClassShare) -> Load:
         """Return the load split into these classes by share."""
         return replace(self, classes=tuple(classes))
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from random import Random
 
 from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
 from app.twin.calibration import Calibration
 from app.twin.load import Load
-from app.twin.run import RunFigures
+from app.twin.simulated import RunFigures
 from app.twin.scheduler import simulate
 
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
@@ -40,6 +40,12 @@ class Interval:
 
     def __str__(self) -> str:
         return f"{self.value:.4g} [{self.low:.4g}, {self.high:.4g}]"
+
+    def capped(self, ceiling: float | None) -> Interval:
+        """Return the interval with no bound above ceiling (None: as it is)."""
+        if ceiling is None:
+            return self
+        return Interval(min(self.value, ceiling), min(self.low, ceiling), min(self.high, ceiling))
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,13 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
             "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "rejected_share")}))
     figures = {name: _interval(plain, edges, name) for name in (
         "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "compute_ms", "mean_batch", "rejected_share")}
+    ceiling = calibration.host_ceiling
+    if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
+        # Something outside the model's execution answers no faster: every class loses the same share.
+        scale = ceiling[0] / figures["throughput_rps"].value
+        figures["throughput_rps"] = figures["throughput_rps"].capped(ceiling[0])
+        classes = [replace(c, throughput_rps=Interval(c.throughput_rps.value * scale, c.throughput_rps.low * scale,
+                                                      c.throughput_rps.high * scale)) for c in classes]
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
                       lacks=calibration.lacks(formed, batcher.instances), replications=replications)
@@ -137,4 +150,6 @@ def saturation(calibration: Calibration, settings: ModelSettings, seed: int = 0,
     duration = max(2.0, 300 * slowest)
     load = Load.poisson(2.0 * bound, duration, warmup_s=0.2 * duration)
     plain, edges = _runs(calibration, batcher, load, seed, replications)
-    return Interval.over([r.figures().throughput_rps for r in plain], [r.figures().throughput_rps for r in edges])
+    ceiling = calibration.host_ceiling
+    return Interval.over([r.figures().throughput_rps for r in plain], [r.figures().throughput_rps for r in edges]
+                         ).capped(ceiling[0] if ceiling else None)

@@ -22,7 +22,7 @@ from app.twin.clients import Clients
 from app.twin.costs import Costs
 from app.twin.load import Arrivals, Load, arrivals
 from app.twin.queues import Queues
-from app.twin.run import Run, assemble
+from app.twin.simulated import Run, assemble
 
 _EPS = 1e-9  # one nanosecond: float noise must not keep a delay from expiring
 
@@ -67,7 +67,7 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
 
     means = [m * 1e-6 for m in costs.mean_us]
     sigmas = costs.sigmas()
-    io, share = costs.io_us * 1e-6, costs.share
+    ios, share = [i * 1e-6 for i in costs.io_us], costs.share
     best_upto, next_above = _tables(batcher)
     max_batch, max_pref, delay, slots = batcher.max_batch, batcher.max_preferred, batcher.delay_s, batcher.slots
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)  # drain a little; what is left is unfinished
@@ -114,10 +114,10 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
                     mean *= exp(sigmas[size] * draws[drawn] - sigmas[size] ** 2 / 2)
                     drawn += 1
                 if share:
-                    ready = now + mean * (1 - share) + io
+                    ready = now + mean * (1 - share) + ios[size]
                     device = done = (device if device > ready else ready) + mean * share
                 else:
-                    done = now + mean + io
+                    done = now + mean + ios[size]
                 push(heap, (done, seq, runs))
                 seq += 1
                 free -= 1

@@ -11,7 +11,7 @@ import secrets
 import streamlit as st
 
 from app.access.gate import (HOSTS_ENV, TOKEN_ENV, Access, Request, allowed_hosts, decide, is_loopback, needs_tls_warning,
-                      parse_hosts, shown, token_problem)
+                      parse_hosts, safe_shown, token_problem)
 from app.access.guess_limit import TokenExchange
 from app.ui.text import redacted
 
@@ -109,7 +109,7 @@ def _exchange() -> None:
     outcome = EXCHANGE.exchange(typed, token, _client(asking), _session())
     if outcome.checked:
         st.session_state[CHECKED_KEY] = digest
-    who, host = shown(asking.client) if asking.client else "a loopback client", shown(asking.host or "none")
+    who, host = safe_shown(asking.client) if asking.client else "a loopback client", safe_shown(asking.host or "none")
     if outcome.accepted:
         st.session_state[UNLOCKED_KEY] = True
         log.warning("operator token accepted from %s (Host %s)", who, host)

@@ -14,9 +14,9 @@ import pytest
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.embedded import endpoint_at, group_alive, wait_ready
 from app.server.endpoint import Endpoint
-from app.server.errors import start_with_one_more_try
+from app.server.start_errors import start_with_one_more_try
 from app.server.launcher import launcher
-from app.server.ports import choose_ports
+from app.server.free_ports import choose_ports
 
 # Every folder loads at start in modes none and poll; one that cannot (onnx_plain: no onnxruntime backend in
 # the wheel) must neither end the server (exit-on-error) nor keep it unready (strict readiness).

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.helpers import require_tool
 from tests.servers import _server_idle_after, restore_model, triton  # noqa: F401 - fixtures
 

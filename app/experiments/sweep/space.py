@@ -22,6 +22,17 @@ from loadgen.limits import LIMITS, check, check_finite
 CONCURRENCY, RATE = "concurrency", "rate"
 
 
+
+def inside_sla(p99_ms: float | None, budget_ms: float, throughput_rps: float | None = None,
+               min_throughput_rps: float | None = None) -> bool:
+    """THE rule of "inside the SLA", for sweeps, scenarios, the twin's ranking and a trace's seconds alike: a p99
+    measured and at most the budget (and, with a floor, the throughput measured and at least it). A figure not
+    measured is never inside."""
+    if p99_ms is None or p99_ms != p99_ms or p99_ms > budget_ms:
+        return False
+    return min_throughput_rps is None or (throughput_rps is not None and throughput_rps >= min_throughput_rps)
+
+
 @dataclass(frozen=True)
 class Choice:
     """One configuration of a sweep: knob values over the base config (none: the base config itself)."""
@@ -218,9 +229,8 @@ class SearchSpace:
 
     def meets_sla(self, p99_ms: float | None, throughput_rps: float | None) -> bool:
         """Return True when a point's p99 is within the budget (and its throughput above the floor, if set)."""
-        if p99_ms is None or throughput_rps is None or p99_ms > self.p99_budget_ms:
-            return False
-        return self.min_throughput_rps is None or throughput_rps >= self.min_throughput_rps
+        return throughput_rps is not None and inside_sla(p99_ms, self.p99_budget_ms, throughput_rps,
+                                                         self.min_throughput_rps)
 
 
 def validate_space(space: SearchSpace) -> None:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from app.timeline.meter import MeasuredWindow
+from app.experiments.sweep.space import inside_sla
 from loadgen.outcome import FAILED, Outcome
 
 MINUTE_S = 60  # one-second windows in the sliding minute
@@ -100,7 +101,6 @@ def score(windows: Sequence[MeasuredWindow], played_s: float, sla_ms: float, ins
     counts = [int(instances)] * len(windows) if isinstance(instances, int) else [int(n) for n in instances]
     if len(counts) != len(windows):
         raise ValueError(f"{len(counts)} instance counts for {len(windows)} windows: give one per window")
-    sla_s = sla_ms / 1000.0
     samples = [_latencies(w) for w in windows]
     totals = [_counts(w) for w in windows]
     few, over_at = 0, []
@@ -110,9 +110,9 @@ def score(windows: Sequence[MeasuredWindow], played_s: float, sla_ms: float, ins
             over = sent > 0
         elif len(ended) < FEW_ENDED:
             few += 1
-            over = float(ended.max()) > sla_s
+            over = not inside_sla(float(ended.max()) * 1e3, sla_ms)
         else:
-            over = float(np.percentile(ended, 99)) > sla_s
+            over = not inside_sla(float(np.percentile(ended, 99)) * 1e3, sla_ms)
         if over:
             over_at.append(w.t0 - windows[0].t0)
     worst, at = _worst_minute(samples, windows)

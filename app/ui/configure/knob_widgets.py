@@ -159,7 +159,7 @@ def priority(s: ModelSettings, key: str) -> ModelSettings:
                     priority_queue_policies=tuple(out_policies) if levels else ())
     if moved == dyn or (s.dynamic_batching is None and not levels):
         return s
-    return replace(s, dynamic_batching=moved, sequence_batching=None)
+    return with_dynamic(s, moved)
 
 
 def keep_text(text: str, value: float) -> str:

@@ -134,7 +134,7 @@ def _scenario(lab: Studies, study: Study, progress, running: bool) -> Story:
 
 def _narrations(definition: dict) -> dict[str, str]:
     """Return each phase's narration from the scenario's definition in the catalog ({} when it is not there)."""
-    from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415 - the catalog builds every scenario's phases
+    from app.scenarios.claims import SCENARIOS  # noqa: PLC0415 - the catalog builds every scenario's phases
 
     scenario = SCENARIOS.get(str(definition.get("scenario")))
     if scenario is None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from app.config.settings import DynamicBatching, ModelSettings
-from app.diagnosis.patterns import WAITING_SHARE
+from app.diagnosis.patterns import WAITING_SHARE, waiting_driven
 from app.diagnosis.diagnose import Diagnosed
 from app.timeline.figures import Figures
 from app.config.knobs import summarize_change
@@ -115,7 +115,7 @@ def state_sentence(seen: Diagnosed) -> Said | None:
     if "B" in findings:
         return Said(f"Requests arrive faster than the server answers them: {figure('queue_share', window.waiting_share)}"
                     " of a request's time in the server is spent waiting, and the queue grows.", hover)
-    time_in = where_time_goes(figures)
+    time_in = time_in_server(figures)
     if "A" in findings and time_in is not None:
         return Said(f"The slowest answers are slow because they wait: {time_in.text[0].lower()}{time_in.text[1:]}",
                     hover)
@@ -124,7 +124,7 @@ def state_sentence(seen: Diagnosed) -> Said | None:
     return Said(time_in.text, hover) if time_in is not None else None
 
 
-def where_time_goes(figures: Figures) -> Said | None:
+def time_in_server(figures: Figures) -> Said | None:
     """Return where a request's time in the server goes, judged by the diagnosis's one threshold (WAITING_SHARE),
     with the same figures the tiles show (None when the server answered nothing in the window)."""
     waiting, total = figures.get("queue_us"), figures.get("request_us")
@@ -133,7 +133,7 @@ def where_time_goes(figures: Figures) -> Said | None:
         return None
     line = f"{figure('queue_share', part)} of a request's {figure('request_us', total)} in the server is spent " \
            f"waiting ({figure('queue_us', waiting)})"
-    if part >= WAITING_SHARE:
+    if waiting_driven(part):
         text = f"{line}: the waiting, not the computing, is what to shorten."
     else:
         text = f"{line}: most of it is computing ({figure('compute_us', figures.get('compute_us'))})."
@@ -142,7 +142,7 @@ def where_time_goes(figures: Figures) -> Said | None:
 
 
 # --- a change, in words ----------------------------------------------------------------------------------------
-def duration(us: int | float) -> str:
+def delay_text(us: int | float) -> str:
     """Return microseconds as a person says them: '5 ms', '0.5 ms', '50 µs'."""
     if us >= 100:
         return f"{us / 1000:g} ms"
@@ -191,7 +191,7 @@ def _batching_sentences(old: DynamicBatching | None, new: DynamicBatching | None
         old = DynamicBatching()
     if old.max_queue_delay_microseconds != new.max_queue_delay_microseconds:
         delay = new.max_queue_delay_microseconds
-        out.append(f"the batcher may now wait up to {duration(delay)} to fill a batch" if delay else
+        out.append(f"the batcher may now wait up to {delay_text(delay)} to fill a batch" if delay else
                    "the batcher no longer waits to fill a batch")
     if old.preferred_batch_sizes != new.preferred_batch_sizes:
         sizes = new.preferred_batch_sizes

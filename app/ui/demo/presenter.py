@@ -25,7 +25,7 @@ CHANGE_KINDS = ("apply", "undo", "restart")
 
 
 @dataclass(frozen=True)
-class Choice:
+class OnScreen:
     """What the presenter put on /demo, and when."""
 
     kind: str = AUTO
@@ -39,33 +39,33 @@ class PresenterChoice:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._lock = threading.Lock()
-        self._choice = Choice()
+        self._choice = OnScreen()
 
-    def get(self) -> Choice:
+    def get(self) -> OnScreen:
         """Return the current choice."""
         with self._lock:
             return self._choice
 
-    def set(self, kind: str, study_id: int | None = None) -> Choice:
+    def set(self, kind: str, study_id: int | None = None) -> OnScreen:
         """Make /demo show kind (a stored study's verdict or report needs its study_id); ValueError otherwise."""
         if kind not in (AUTO, LIVE, STUDY, REPORT):
             raise ValueError(f"kind must be one of {AUTO}, {LIVE}, {STUDY}, {REPORT}; got {kind!r}")
         if kind in (STUDY, REPORT) and study_id is None:
             raise ValueError(f"showing a stored {kind} needs the study's id (study_id)")
         with self._lock:
-            self._choice = Choice(kind, study_id if kind in (STUDY, REPORT) else None, self._clock())
+            self._choice = OnScreen(kind, study_id if kind in (STUDY, REPORT) else None, self._clock())
             return self._choice
 
 
 _CHOICE = PresenterChoice()
 
 
-def current() -> Choice:
+def current() -> OnScreen:
     """Return what /demo is to show now."""
     return _CHOICE.get()
 
 
-def choose(kind: str, study_id: int | None = None) -> Choice:
+def choose(kind: str, study_id: int | None = None) -> OnScreen:
     """Set what /demo shows, for every viewer of this process."""
     return _CHOICE.set(kind, study_id)
 
@@ -78,7 +78,7 @@ class Shown:
     report_id: int | None = None
 
 
-def what_to_show(lab: LabPort, choice: Choice, now: float | None = None) -> Shown:
+def what_to_show(lab: LabPort, choice: OnScreen, now: float | None = None) -> Shown:
     """Return what /demo shows for a choice: following the lab, the running study, then its verdict for
     VERDICT_KEEP_S or until the next config change; a stored study when one is chosen (gone: the lab)."""
     now = time.time() if now is None else now
@@ -136,7 +136,7 @@ def presenter_panel(lab: Store) -> None:
                "Open /demo on the projector: it follows this choice.")
 
 
-def label_of(choice: Choice) -> str:
+def label_of(choice: OnScreen) -> str:
     """Return the choice in words for a caption (typed labels escaped)."""
     if choice.kind in (AUTO, LIVE):
         return "the live lab" if choice.kind == LIVE else "the lab and its studies"

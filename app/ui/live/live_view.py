@@ -48,7 +48,7 @@ def _view(lab: LabPort, model: str, window_s: int, per_class: bool, wide: bool =
     failing = failing_alert(*f.tile.failures(), f.tile.latest_error(), f.tile.describe())
     if failing:
         st.warning(failing)
-    tiles(f.tile, running=f.running and f.targeted)
+    draw_tiles(f.tile, running=f.running and f.targeted)
     pair = (lambda: [st.container(), st.container()]) if wide else (lambda: st.columns(2))  # demo: one per row
     c1, c2 = pair()
     c1.vega_lite_chart(spec=f.specs["throughput"], width="stretch")
@@ -78,7 +78,7 @@ def p99_text(figures: Figures, cls: str = ALL) -> str:
     return f"{fmt('p99_ms', value)} ({figures.describe()}, n={n:,}{warn})"
 
 
-def tiles(figures: Figures, running: bool) -> None:
+def draw_tiles(figures: Figures, running: bool) -> None:
     """The headline figures of the window (counter differences and merged latencies)."""
     window = figures.describe()
     gpu = figures.get("gpu_util")

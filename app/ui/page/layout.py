@@ -13,7 +13,7 @@ from app.config.settings import ModelSettings
 from app.experiments.report.environment import simulated
 from app.config.knobs import summarize_change
 from app.lab.ports import LabPort
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from app.ui.configure.apply_outcome import run_apply, show_outcome
 from app.ui.configure.editor import raw_editor
 from app.ui.access import access, can_operate, token_prompt

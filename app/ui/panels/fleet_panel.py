@@ -45,7 +45,7 @@ def fleet_panel(lab: LabPort, model: str) -> None:
     if even is not None:
         (st.warning if even > 1.5 else st.caption)(
             f"Load balance: the busiest replica serves {even:.2f}× the idlest" + (" — uneven." if even > 1.5 else "."))
-    picked = st.selectbox("Replica", [FLEET, *replicas], key=f"fleet:{model}:replica")
+    picked = st.selectbox("ReplicaFigures", [FLEET, *replicas], key=f"fleet:{model}:replica")
     cols = st.columns(len(SHOWN))
     for col, key in zip(cols, SHOWN):
         col.metric(label(key), fmt(key, figures[picked].get(key)))

@@ -7,7 +7,7 @@ import streamlit as st
 from app.store.database import RUNNING
 from app.lab.ports import LabPort
 from app.scenarios.base import Scenario, Script
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.scenarios.runner import caution, phase_table, start_scenario
 from app.ui.access import can_operate
 

@@ -42,7 +42,7 @@ def prefill(model: str, picks: list[tuple[str, str]]) -> None:
 
 
 @dataclass(frozen=True)
-class Serving:
+class ServedNow:
     """What every arm starts from: the config the model serves, its text, and the model's config.pbtxt."""
 
     model: str
@@ -51,9 +51,9 @@ class Serving:
     file_text: str | None
 
 
-def serving(lab: LabPort, model: str) -> Serving:
+def serving(lab: LabPort, model: str) -> ServedNow:
     """Return the model's serving config (its config.pbtxt when it is not loaded) and the texts arms edit."""
-    return Serving(model, lab.served_config(model), lab.served_text(model), lab.file_text(model))
+    return ServedNow(model, lab.served_config(model), lab.served_text(model), lab.file_text(model))
 
 
 def stored_sources(lab: LabPort, model: str) -> dict[str, str]:
@@ -110,7 +110,7 @@ def define_arms(lab: LabPort, model: str, count: int = 3) -> list[Arm] | None:
     return arms
 
 
-def _one(base: Serving, i: int, pick: str, stored: dict[str, str]) -> ArmConfig | None:
+def _one(base: ServedNow, i: int, pick: str, stored: dict[str, str]) -> ArmConfig | None:
     """Define configuration i from its source, show its name and diff; None (with the reason shown) when it cannot."""
     try:
         if pick == SERVING:
@@ -138,7 +138,7 @@ def _one(base: Serving, i: int, pick: str, stored: dict[str, str]) -> ArmConfig 
     return arm
 
 
-def _knob_widgets(base: Serving, i: int) -> dict[str, object]:
+def _knob_widgets(base: ServedNow, i: int) -> dict[str, object]:
     """Draw the concept knobs at the serving config's values; return the knobs moved from them (arms' names)."""
     settings = settings_of(base.config)
     dyn = settings.dynamic_batching

@@ -17,7 +17,7 @@ from app.ui.studies.ab_arms import MODEL_KEY, define_arms
 from app.ui.studies.ab_results import ab_results  # noqa: F401 - the page takes every part from here
 from app.ui.access import can_operate, guarded
 from app.ui.studies.saved_runs import saved_runs  # noqa: F401
-from app.ui.studies.study_view import show_chart, drawn_apart, duration as _duration, status_box
+from app.ui.studies.study_view import show_chart, drawn_apart, seconds_text, status_box
 from app.ui.studies.sweep_form import sweep_form  # noqa: F401
 from app.ui.studies.sweep_results import sweep_results  # noqa: F401
 from app.ui.text import literal
@@ -65,7 +65,7 @@ def _job(lab: LabPort) -> None:
     progress = state.progress
     if running:
         done, total = (progress.done, max(progress.total, 1)) if progress else (0, 1)
-        eta = f", about {_duration(progress.eta_s)} left" if progress and progress.eta_s is not None else ""
+        eta = f", about {seconds_text(progress.eta_s)} left" if progress and progress.eta_s is not None else ""
         st.progress(min(1.0, done / total), text=f"{literal(state.label)}: {done} of ~{total}{eta}"
                     + (f" — now {literal(progress.current)}" if progress and progress.current else ""))
         if can_operate() and st.button("Cancel", key="exp:cancel"):
@@ -75,7 +75,7 @@ def _job(lab: LabPort) -> None:
     elif state.result is not None:
         result = state.result
         status_box(literal(state.label), getattr(result, "status", ""), getattr(result, "note", ""),
-                   _duration(getattr(result, "wall_s", None)))
+                   seconds_text(getattr(result, "wall_s", None)))
     if progress and progress.log:
         with st.expander("Log", expanded=running):
             st.text("\n".join(progress.log[-12:]))
@@ -156,4 +156,4 @@ def _ab_form(lab: LabPort, models: list[str]) -> None:
         each = played_s(spec.arrival) + 2 if plan.trace else trial_s + warmup + 2
         st.success(f"Comparison started: {len(arms)} configurations × {int(trials)} trials"
                    + (f", each playing {literal(spec.arrival.rate_trace)} once" if plan.trace else "")
-                   + f", about {_duration(len(arms) * int(trials) * each)}.")
+                   + f", about {seconds_text(len(arms) * int(trials) * each)}.")

@@ -26,7 +26,7 @@ def when(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "—"
 
 
-def duration(seconds: float | None) -> str:
+def seconds_text(seconds: float | None) -> str:
     """Return a span in seconds, or minutes past two of them ('—' when unknown)."""
     if seconds is None:
         return "—"

@@ -93,6 +93,13 @@ def _sweep_form(lab: LabPort, models: list[str]) -> None:
                                   value=SweepOptions.recheck_rounds, step=1,
                                   help="How many times each candidate is measured again (A B C, A B C, …).")
         name = c12.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
+        twin_top = st.number_input(
+            "Let the twin rank: measure only its top configurations (0: measure every one)", min_value=0,
+            max_value=20, value=0, step=1,
+            help="A short probe calibrates the twin on the config serving now; it then predicts every configuration "
+                 "at every load, and only the best this many are measured. The others are listed with their rank and "
+                 "the goodput predicted. The twin is wrong where something outside the model's execution limits it "
+                 "(the client, the host's CPUs): it says so, and then a full sweep is the honest choice.")
         go = st.form_submit_button("Start sweep", type="primary", disabled=lab.job_running())
     if not go:
         return
@@ -102,12 +109,14 @@ def _sweep_form(lab: LabPort, models: list[str]) -> None:
                             max_batch_sizes=tuple(batches), preferred=pref_sets, include_default=default,
                             load_kind=kind, loads=_numbers(loads), p99_budget_ms=float(budget),
                             min_throughput_rps=float(floor) or None, adaptive=adaptive == "adaptive")
-        options = SweepOptions(recheck_top=int(top), recheck_rounds=int(rounds))
+        options = SweepOptions(recheck_top=int(top), recheck_rounds=int(rounds), twin_top=int(twin_top))
         lab.start_job(sweep_job(lab, space, name, options))
     except (ValueError, RuntimeError) as exc:
         st.error(str(exc))
     else:
         again = (f"; then up to {options.recheck_top} candidates measured {options.recheck_rounds}× more"
                  if options.recheck_top else "; no candidate measured again")
+        ranked = (f"; the twin ranks them and only its top {options.twin_top} are measured" if options.twin_top
+                  else "")
         st.success(f"Sweep started: {len(space.choices())} configurations × {len(space.loads)} loads "
-                   f"(at most {space.points()} points){again}.")
+                   f"(at most {space.points()} points){ranked}{again}.")

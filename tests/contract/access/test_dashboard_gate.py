@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app.paths import ROOT
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.helpers import require_tool, wait_until
 
 NAME, REBIND = "lab.test", "rebind.attacker.example"

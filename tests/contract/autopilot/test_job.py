@@ -1,7 +1,7 @@
 """The autopilot on the real server: turned on under a load one instance cannot serve, it acts through the lab's
 safe-apply path, every change a marker with its reason, inside its bounds; the study it leaves replays to the same
 decisions. (Its rules: tests/unit/autopilot/test_pilot.py; its own stop on someone else's change, on a FakeLab:
-tests/unit/autopilot/test_job.py; whether it beats a static config: bench/autopilot.py.)"""
+tests/unit/autopilot/test_job.py; whether it beats a static config: bench/autopilot_vs_static.py.)"""
 from __future__ import annotations
 
 import pytest

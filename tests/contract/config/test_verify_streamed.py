@@ -7,7 +7,7 @@ import pytest
 
 from app.config import read_config
 from app.config.verify import SmokeFailure, answer_check, verify
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.contract.loadgen.fanout_kit import start_fanout
 
 

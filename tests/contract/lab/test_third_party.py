@@ -228,7 +228,7 @@ def test_a_five_apply_session_names_only_real_changes_and_undo_brings_the_file_b
 
 
 def test_a_scenario_says_it_needs_the_lab_s_models_and_runs_on_them_beside_the_user_s(lab):
-    from app.scenarios.catalog import SCENARIOS  # noqa: PLC0415
+    from app.scenarios.claims import SCENARIOS  # noqa: PLC0415
     from app.scenarios.runner import run_scenario, start_scenario  # noqa: PLC0415
 
     scenario = SCENARIOS["stateful"]

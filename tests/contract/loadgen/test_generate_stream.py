@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from loadgen.generate_stream import StreamRecord, StreamRunner, StreamSpec, stream_figures
 from loadgen.inputs.shapes import LengthSpec
 

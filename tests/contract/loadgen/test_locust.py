@@ -12,7 +12,7 @@ import time
 
 from app.metrics.scrape import fetch_text, parse_metrics
 from app.paths import ROOT
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from loadgen.locust_source import read_stats
 from tests.helpers import wait_until
 

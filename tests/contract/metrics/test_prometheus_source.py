@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from app.metrics.poller import MetricsPoller
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.helpers import gpu_sim_input, require_tool, wait_until
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"

@@ -17,7 +17,7 @@ import tritonclient.http as http
 from app.metrics.promql import FLEET, PromQLSource, balance
 from app.metrics.scrape import PENDING, fetch_text, parse_metrics
 from app.server.embedded import EmbeddedServer, ServerOptions
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.helpers import copy_of_the_lab_repository, gpu_sim_input, require_tool, wait_until
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from app.metrics.scrape import fetch_text
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 
 
 def test_fetch_text_raises_oserror_when_nothing_listens():

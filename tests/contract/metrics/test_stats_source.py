@@ -14,7 +14,7 @@ from app.metrics.poller import MetricsPoller
 from app.metrics.scrape import fetch_text, parse_metrics
 from app.metrics.statistics_api import parse_stats, stats_url
 from app.metrics.stats_source import MISSING, STATISTICS
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from tests.helpers import reload, wait_until
 from tests.unit.metrics.test_stats_source import COUNTS, PER_REQUEST, close
 

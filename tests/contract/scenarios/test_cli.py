@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from app.paths import ROOT
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.store.database import ExperimentStore
 
 CHEAPEST = "instances-x-batching"  # two phases of 4 s on gpu_sim

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from app.paths import ROOT
-from app.server.ports import choose_ports, is_free
+from app.server.free_ports import choose_ports, is_free
 from tests.helpers import numpy2_python
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.server.control_mode import detect, probe_load_api
 from app.server.endpoint import Endpoint
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 
 
 def _index(endpoint: Endpoint) -> list[dict]:

@@ -11,7 +11,7 @@ from app.config.edits import set_dynamic_batching
 from app.config.read import dynamic_batching_of
 from app.config.settings import DynamicBatching
 from app.server.docker_server import LABEL, DockerOptions, DockerServer, DockerUnavailable
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from app.server.status import fetch_status, with_log_reasons
 from loadgen.spec import LoadSpec
 from tests.contract.server.squatter import Squatter

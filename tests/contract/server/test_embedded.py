@@ -15,8 +15,8 @@ import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
-from app.server.errors import ServerStartError
-from app.server.ports import choose_ports, is_free
+from app.server.start_errors import ServerStartError
+from app.server.free_ports import choose_ports, is_free
 from app.server.status import fetch_status, with_log_reasons
 from tests.helpers import copy_of_the_lab_repository, wait_until
 from tests.contract.server.squatter import Squatter

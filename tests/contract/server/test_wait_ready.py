@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from app.server.embedded import endpoint_at, wait_ready
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from tests.helpers import wait_until
 
 

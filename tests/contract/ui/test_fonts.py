@@ -10,7 +10,7 @@ import pytest
 
 from app.paths import ROOT
 
-SHOWN = ["app/ui/panels/scenario_panel.py", "app/scenarios/catalog.py", "app/scenarios/scripts.py",
+SHOWN = ["app/ui/panels/scenario_panel.py", "app/scenarios/claims.py", "app/scenarios/scripts.py",
          "app/scenarios/base.py", "app/scenarios/runner.py"]
 
 

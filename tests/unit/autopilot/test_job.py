@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from app.autopilot.forecast import ForecastClock
 from app.autopilot.job import AutopilotJob, AutopilotProgress, gpu_room, later_s, replay
-from app.autopilot.pilot import APPLIED, Bounds, Decision, Outcome
+from app.autopilot.pilot import APPLIED, Bounds, Decision, DecisionOutcome
 from app.autopilot.steered import served_counts
 from app.config.edits import set_settings
 from app.config.errors import ConfigError
@@ -100,7 +100,7 @@ def test_a_stepwise_add_stops_where_the_gpu_has_no_room_and_the_autopilot_goes_o
     job._apply(d, lab.served, settings_of(lab.served), reloads)
     assert [n for n, _, _ in lab.applied] == [2] and [n for _, n in reloads] == [2], lab.applied
     assert lab.marked == [f"autopilot: the add stops at 2 instances: {full}"], lab.marked
-    job.pilot.record(Outcome(APPLIED, t=T0 + 8.5, instances=2))
+    job.pilot.record(DecisionOutcome(APPLIED, t=T0 + 8.5, instances=2))
     # the count it serves is the one it knows: no stop for "a change outside the autopilot"
     later = job.pilot.decide(fig(12.0, 14, seconds=3, offered=100, served=100), settings(2, 500), T0 + 14,
                              outlook=CROWD.outlook(14.0, later_s(bounds), 4.0))

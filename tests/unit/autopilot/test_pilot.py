@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from app.autopilot.pilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, BoundsError, Decision, Outcome
+from app.autopilot.pilot import APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, BoundsError, Decision, DecisionOutcome
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.diagnosis.patterns import WAITING_SHARE
 from app.timeline.figures import Figures
@@ -52,7 +52,7 @@ def pilot(**bounds) -> Autopilot:
 def applied(ap: Autopilot, s: ModelSettings, d: Decision, t: float) -> ModelSettings:
     """Apply a decision as the lab would and record it; return the settings now served."""
     assert d.changes, d.reason
-    ap.record(Outcome(APPLIED, t=T0 + t))
+    ap.record(DecisionOutcome(APPLIED, t=T0 + t))
     return apply_knobs(s, d.knobs)
 
 
@@ -316,7 +316,7 @@ def stopped_stays_stopped(ap: Autopilot, s: ModelSettings, why: str) -> None:
 def test_a_refused_apply_stops_it():
     ap, s = pilot(), settings(2, None)
     d = ap.decide(fig(90.0, 10), s, T0 + 10)
-    ap.record(Outcome(REFUSED, "instance_group: count 3 exceeds the GPU memory"))
+    ap.record(DecisionOutcome(REFUSED, "instance_group: count 3 exceeds the GPU memory"))
     assert "the lab refused the change" in ap.stopped and "exceeds the GPU memory" in ap.stopped, ap.stopped
     assert d.reason in ap.stopped and ap.log[-1].kind == "stop"
     stopped_stays_stopped(ap, s, "refused")
@@ -339,7 +339,7 @@ def test_a_few_failures_on_few_answers_wait_instead():
 def test_a_server_restart_stops_it():
     ap, s = pilot(), settings(2, None)
     ap.decide(fig(20.0, 10), s, T0 + 10)
-    ap.record(Outcome(RESTARTED, "restart marker 12:01:05"))
+    ap.record(DecisionOutcome(RESTARTED, "restart marker 12:01:05"))
     assert "the server restarted (restart marker 12:01:05)" in ap.stopped, ap.stopped
     stopped_stays_stopped(ap, s, "restarted")
 
@@ -360,9 +360,9 @@ def test_several_instance_groups_stop_it_with_the_way_out():
 
 def test_record_checks_its_input():
     with pytest.raises(ValueError, match="outcome kind"):
-        Outcome("done")
+        DecisionOutcome("done")
     with pytest.raises(ValueError, match="call decide"):
-        pilot().record(Outcome(APPLIED))
+        pilot().record(DecisionOutcome(APPLIED))
 
 
 # --- a flash crowd on a made-up capacity model ----------------------------------------------------------------------

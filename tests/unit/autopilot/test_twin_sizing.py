@@ -1,7 +1,7 @@
 """The autopilot asks the twin before it adds or gives back instances; advisory mode shows, applies nothing."""
 from __future__ import annotations
 
-from app.autopilot.pilot import ADVISED, APPLIED, Autopilot, Outcome
+from app.autopilot.pilot import ADVISED, APPLIED, Autopilot, DecisionOutcome
 from app.autopilot.rules import Bounds
 from app.autopilot.twin_sizing import TwinSizer
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
@@ -82,11 +82,11 @@ def test_advice_keeps_the_knobs_served_and_waits_a_dwell_before_the_same_advice(
     pilot = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=(), dwell_s=10.0), clock=lambda: clock[0])
     first = pilot.decide(_window(100.0, 60.0, 330.0, 100.0), _settings(1), 100.0)
     assert first.changes
-    pilot.record(Outcome(ADVISED, t=100.0))
+    pilot.record(DecisionOutcome(ADVISED, t=100.0))
     clock[0] = 108.0  # within the dwell: nothing asked again, and the unchanged knobs are no one else's change
     again = pilot.decide(_window(108.0, 60.0, 330.0, 100.0), _settings(1), 108.0)
     assert not again.changes and not pilot.stopped, again.reason
     clock[0] = 115.0
     later = pilot.decide(_window(115.0, 60.0, 330.0, 100.0), _settings(1), 115.0)
     assert later.changes and not pilot.stopped, later.reason
-    pilot.record(Outcome(APPLIED, t=115.0))
+    pilot.record(DecisionOutcome(APPLIED, t=115.0))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.cli.experiments import main
+from app.cli.studies import main
 
 
 @pytest.fixture

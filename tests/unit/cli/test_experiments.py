@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 import app.cli.headless as headless
-from app.cli import experiments as cli
+from app.cli import studies as cli
 from app.paths import MODEL_REPOSITORY, ROOT
 from tests.unit.experiments.ab.test_arms import SERVED, USER_FILE
 

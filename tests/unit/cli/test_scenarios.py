@@ -5,7 +5,7 @@ import pytest
 
 from app.cli import scenarios as scenarios_cli
 from app.scenarios.base import Phase, Scenario
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from loadgen.spec import LoadSpec
 
 

@@ -223,7 +223,7 @@ def test_dynamic_and_sequence_batching_together_are_refused():
         ModelSettings(32, dynamic_batching=DynamicBatching(), sequence_batching=SequenceBatching())
     assert info.value.field == "dynamic_batching"
     text = (MODEL_REPOSITORY / "gpu_sim" / "config.pbtxt").read_text() + "sequence_batching {\n}\n"
-    with pytest.raises(ConfigParseError, match="exclude each other: keep one"):
+    with pytest.raises(ConfigParseError, match="set together with sequence_batching; keep one"):
         parse_config(text)
     with pytest.raises(ConfigParseError, match="keep one"):
         from_json({"name": "gpu_sim", "dynamic_batching": {}, "sequence_batching": {}})

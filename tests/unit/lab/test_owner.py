@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from app.lab.owner import LabOwner
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 from tests.helpers import wait_until
 
 

@@ -20,6 +20,8 @@ def test_traffic_already_running_calibrates_it_and_a_prediction_follows_the_knob
     fake.start_traffic(LoadSpec(mode=Mode.OPEN, rate=150.0, model="gpu_sim", duration_s=None), ran_s=15)
     calibration = fake.calibration("gpu_sim")
     assert calibration is not None and calibration.instance_counts == (1,), calibration
+    window = calibration.windows[-1]  # what the clients saw beside it: the host ceiling's evidence
+    assert window.client_rps and window.outside_us is not None and window.queue_us is not None, window
     settings = settings_of(fake.served_config("gpu_sim"))
     now = fake.predict("gpu_sim", settings)
     assert now.throughput_rps.low <= 150.0 * 1.05 and now.throughput_rps.high >= 150.0 * 0.9, now.throughput_rps

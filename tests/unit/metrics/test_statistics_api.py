@@ -48,11 +48,19 @@ def test_stats_url_and_merge():
 def test_per_item_compute_time_per_batch_size_from_deltas():
     from app.metrics.statistics_api import ModelStats, batch_time_delta, per_item_us
 
-    a = ModelStats(batches={1: 10, 4: 5}, batch_ns={1: 10_000_000, 4: 20_000_000})
-    b = ModelStats(batches={1: 20, 4: 15}, batch_ns={1: 20_000_000, 4: 60_000_000})
+    a = ModelStats(batches={1: 10, 4: 5}, batch_ns={1: 10_000_000, 4: 20_000_000}, batch_io_ns={4: 1_000_000})
+    b = ModelStats(batches={1: 20, 4: 15}, batch_ns={1: 20_000_000, 4: 60_000_000}, batch_io_ns={4: 3_000_000})
     delta = batch_time_delta(a, b)
-    assert delta == {1: (10, 10_000_000), 4: (10, 40_000_000)}
+    assert delta == {1: (10, 10_000_000, 0), 4: (10, 40_000_000, 2_000_000)}
     assert per_item_us([delta]) == {1: 1000.0, 4: 1000.0}
     assert per_item_us([delta, {8: (2, 16_000_000)}], min_executions=10) == {1: 1000.0, 4: 1000.0}  # 2 runs: noise
     reset = ModelStats(batches={1: 2}, batch_ns={1: 3_000_000})
-    assert batch_time_delta(b, reset) == {1: (2, 3_000_000)}
+    assert batch_time_delta(b, reset) == {1: (2, 3_000_000, 0)}
+
+
+def test_input_and_output_time_per_batch_size_is_read():
+    """A batch's compute_input and compute_output are the backend's reading and writing of its tensors: the twin
+    counts them per size (they grow with the rows)."""
+    s = stats("s2_after_300")
+    assert set(s.batch_io_ns) == set(s.batches), (s.batch_io_ns, s.batches)
+    assert all(ns > 0 for ns in s.batch_io_ns.values()), s.batch_io_ns

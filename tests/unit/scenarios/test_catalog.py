@@ -6,7 +6,7 @@ from app.experiments.sweep.points import Point
 from app.experiments.sweep.recommend import operating_point as sweep_point
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.scenarios.base import PhaseFigures
-from app.scenarios.catalog import operating_point
+from app.scenarios.claims import phase_operating_point
 from app.timeline.figures import Figures
 from app.timeline.sides import client_rows
 
@@ -15,9 +15,9 @@ def test_the_operating_point_follows_the_chapters_worked_example():
     # 5.12: instances 2/4/8 gave (1000/s, 20 ms), (1800/s, 28 ms), (1900/s, 55 ms); with p99 < 30 ms the answer is 4.
     figures = {f"{n} instances": PhaseFigures(client=client_rows({"all": {"throughput_rps": rps, "p99_ms": p99}}))
                for n, rps, p99 in ((2, 1000, 20), (4, 1800, 28), (8, 1900, 55))}
-    assert operating_point(figures, 30.0) == "4 instances"
-    assert operating_point(figures, 60.0) == "8 instances"
-    assert operating_point(figures, 10.0) is None
+    assert phase_operating_point(figures, 30.0) == "4 instances"
+    assert phase_operating_point(figures, 60.0) == "8 instances"
+    assert phase_operating_point(figures, 10.0) is None
 
 
 def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
@@ -32,5 +32,5 @@ def test_a_scenario_and_a_sweep_name_the_same_operating_point_by_one_rule():
                   "throughput_rps": rps, "goodput_rps": good, "p99_ms": p99}}}))
               for i, (rps, good, p99) in enumerate(rows.values())]
     picked = sweep_point(space, points)
-    assert operating_point(figures, 30.0) == "slower, in time", figures
+    assert phase_operating_point(figures, 30.0) == "slower, in time", figures
     assert picked is points[1], [(p.choice, p.goodput) for p in points]

@@ -10,7 +10,7 @@ import pytest
 from app.config.model_config import parse_config
 from app.experiments.sweep.space import Choice
 from app.scenarios.base import Check, Phase, Scenario
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.scenarios.runner import caution, check_phases, phase_table, run_scenario
 from loadgen.generate_stream import StreamSpec
 from app.store.database import CANCELLED, DONE, Experiment

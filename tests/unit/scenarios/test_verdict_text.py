@@ -9,7 +9,7 @@ import pytest
 from app.store.database import Experiment
 from app.scenarios.base import PhaseFigures, figure_text, ratio_check
 from app.timeline.sides import ClientFigures, ServerFigures, client_rows
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.scenarios.runner import phase_table
 
 # the run: the high-load p50 fell from 63.6 to 44.4 ms and the check said its increase was "0.0"

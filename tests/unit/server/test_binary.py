@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 
 from app.server.binary import STUB_NUMPY_MAJOR, numpy_problem
-from app.server.errors import ServerBinaryError, ServerStartError
+from app.server.start_errors import ServerBinaryError, ServerStartError
 
 
 def test_the_pinned_numpy_is_accepted():

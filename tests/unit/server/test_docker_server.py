@@ -12,7 +12,7 @@ import pytest
 from app.paths import MODEL_REPOSITORY
 from app.server.docker_server import (LABEL, LOCAL_IMAGE, DockerOptions, DockerServer, device_requests,
                                       local_image_tar, run_kwargs)
-from app.server.errors import ServerStartError
+from app.server.start_errors import ServerStartError
 
 
 def test_gpus_become_device_requests():

@@ -119,7 +119,7 @@ class FakeResponse:
         return self.body
 
 
-class FakeClient:  # pure logic: the request and the file; the real Prometheus is in tests/metrics
+class FakeClient:  # pure logic: the request and the file; the real Prometheus is in tests/contract/metrics
     def __init__(self, body: dict) -> None:
         self.body, self.asked = body, []
 

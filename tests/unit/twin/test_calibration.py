@@ -142,10 +142,14 @@ def test_merge_keeps_every_window_and_the_client_overhead():
     assert len(cal.windows) == 2 and cal.instance_counts == (1, 2) and cal.client_overhead_us == 400.0, cal
 
 
-def test_client_overhead_is_client_latency_minus_server_time():
-    before = _read({})
-    after = _read({1: 100}, base=before)
-    assert client_overhead_from(9500.0, before, after) == pytest.approx(500.0), "server time is 9,000 µs a request"
+def test_client_overhead_is_client_latency_minus_the_time_the_twin_simulates():
+    """What the twin does not simulate — the client, HTTP, Triton's own handling of a request — is overhead: the
+    client's latency minus queue and compute per request, not minus the whole server request time."""
+    after = ModelStats(counts={"success": 100}, ns={"success": 100 * 9_000_000, "queue": 100 * 2_000_000,
+                                                    "compute_input": 100 * 100_000, "compute_infer": 100 * 5_000_000,
+                                                    "compute_output": 100 * 400_000})
+    assert client_overhead_from(9500.0, None, after) == pytest.approx(2000.0), \
+        "queue and compute take 7,500 µs of the client's 9,500 (the server's other 1,500 µs are overhead too)"
 
 
 def test_a_window_without_executions_is_refused():
@@ -157,3 +161,23 @@ def test_the_curve_recovers_a_plus_c_size_to_the_k():
     truth = lambda b: 2500 + 3000 * b ** 0.35  # noqa: E731 - gpu_sim's launch + compute
     curve = fit_curve({b: (truth(b), 50) for b in (1, 2, 4, 8, 16)})
     assert curve.k == pytest.approx(0.35) and curve.at(32) == pytest.approx(truth(32), rel=1e-6), curve
+
+
+def test_input_and_output_time_is_per_batch_size_and_fitted_between():
+    """Reading and writing tensors grows with the rows: sizes seen keep their own time, others lie on the line."""
+    io_us = {1: 60.0, 8: 480.0}  # 60 µs per row
+    window = Window(1, ((1, 400, 400 * 4_000_000), (8, 300, 300 * 7_200_000)), 2800, io_ns=0, seconds=4.0,
+                    batch_io=tuple((b, round(n * io_us[b] * 1e3)) for b, n in ((1, 400), (8, 300))))
+    cal = Calibration((window,))
+    assert cal.io_at(1) == pytest.approx(60.0) and cal.io_at(8) == pytest.approx(480.0), (cal.io_at(1), cal.io_at(8))
+    assert cal.io_at(4) == pytest.approx(240.0, rel=1e-6), f"size 4 between: {cal.io_at(4)} µs"
+    costs = cal.costs(8)
+    assert costs.service_us(8) == pytest.approx(7200.0 + 480.0), costs.service_us(8)
+    busy = (400 * (4000 + 60) + 300 * (7200 + 480)) / 4e6  # executing, inputs and outputs included
+    assert window.utilisation == pytest.approx(busy), window.utilisation
+
+
+def test_without_batch_statistics_of_io_one_mean_stands_for_every_size():
+    before = _read({})
+    cal = calibrate_from_stats(before, _read({1: 300, 8: 80}, base=before), _settings())
+    assert cal.io_at(1) == cal.io_at(8) == pytest.approx(IO_US), (cal.io_at(1), cal.io_at(8))

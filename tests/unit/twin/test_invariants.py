@@ -5,8 +5,8 @@ from random import Random
 
 import numpy as np
 
-from app.twin import Batcher, Costs, Load, Policy, TrafficClass, simulate
-from app.twin.run import ANSWERED, REJECTED
+from app.twin import Batcher, Costs, Load, Policy, ClassShare, simulate
+from app.twin.simulated import ANSWERED, REJECTED
 
 
 def _random_case(r: Random) -> tuple[Batcher, Costs, Load]:
@@ -21,7 +21,7 @@ def _random_case(r: Random) -> tuple[Batcher, Costs, Load]:
                       policies=policies, batching=max_batch > 1, prefetch=plain)
     costs = Costs.table(lambda b: 400 + 150 * b, max_batch, cv=r.choice([0.0, 0.2]), io_us=r.choice([0.0, 30.0]),
                         share=r.choice([0.0, 0.5, 1.0]))
-    classes = tuple(TrafficClass(f"c{i}", r.random() + 0.1, r.randint(0, levels)) for i in range(r.randint(1, 3)))
+    classes = tuple(ClassShare(f"c{i}", r.random() + 0.1, r.randint(0, levels)) for i in range(r.randint(1, 3)))
     load = r.choice([Load.poisson(r.uniform(200, 6000), 1.0), Load.bursty(r.uniform(200, 3000), 1.0),
                      Load.closed(r.randint(1, 40), 1.0)]).with_classes(*classes)
     return batcher, costs, load

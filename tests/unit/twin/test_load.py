@@ -6,7 +6,7 @@ from random import Random
 import numpy as np
 import pytest
 
-from app.twin import Load, TrafficClass
+from app.twin import Load, ClassShare
 from app.twin.load import arrivals
 
 
@@ -33,10 +33,10 @@ def test_a_rate_trace_steps():
 
 
 def test_classes_take_their_shares():
-    load = Load.poisson(1000.0, 20.0).with_classes(TrafficClass("a", 1.0), TrafficClass("b", 3.0))
+    load = Load.poisson(1000.0, 20.0).with_classes(ClassShare("a", 1.0), ClassShare("b", 3.0))
     _, cls = arrivals(load, Random(4))
     assert abs(np.mean(cls == 0) - 0.25) < 0.01, f"class a took {np.mean(cls == 0):.3f} of the arrivals, share 0.25"
-    closed = Load.closed(10, 5.0).with_classes(TrafficClass("a", 1.0), TrafficClass("b", 2.0))
+    closed = Load.closed(10, 5.0).with_classes(ClassShare("a", 1.0), ClassShare("b", 2.0))
     assert closed.clients() == [3, 7], closed.clients()
 
 

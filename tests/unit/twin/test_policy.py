@@ -5,8 +5,8 @@ from random import Random
 
 import numpy as np
 
-from app.twin import Batcher, Costs, Load, Policy, TrafficClass, simulate
-from app.twin.run import ANSWERED
+from app.twin import Batcher, Costs, Load, Policy, ClassShare, simulate
+from app.twin.simulated import ANSWERED
 
 COSTS = Costs.table(lambda b: 500 + 125 * b, 8, cv=0.1)
 CAPACITY = 8 / 1.5e-3  # one instance answering eights: 5,333 req/s
@@ -20,8 +20,8 @@ def _batcher(*policies: Policy, levels: int = 1, default_level: int = 1) -> Batc
 
 def test_under_overload_the_higher_priority_keeps_a_low_p99():
     """30 % interactive at level 1, 70 % batch at level 2, 1.3 × capacity: level 1 is served first."""
-    load = Load.poisson(1.3 * CAPACITY, 4.0).with_classes(TrafficClass("interactive", 0.3, 1),
-                                                          TrafficClass("batch", 0.7, 2))
+    load = Load.poisson(1.3 * CAPACITY, 4.0).with_classes(ClassShare("interactive", 0.3, 1),
+                                                          ClassShare("batch", 0.7, 2))
     run = simulate(_batcher(Policy(), Policy(), levels=2, default_level=2), COSTS, load, Random(1))
     first, second = run.figures(0), run.figures(1)
     # Measured over 3 seeds (10 s): level 1 p99 3.2-3.3 ms, level 2 over 3 s (its backlog grows without bound).

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
-from app.twin import Calibration, Load, TrafficClass, Window, predict, saturation
+from app.twin import Calibration, Load, ClassShare, Window, predict, saturation
+from app.twin.calibrate import reproduced
 
 COST_US = {1: 4000, 2: 4500, 4: 5300, 8: 6900, 16: 9800, 32: 15500}
 
@@ -47,7 +48,7 @@ def test_throughput_follows_the_offered_rate_below_saturation():
 
 
 def test_each_class_gets_its_own_figures():
-    load = Load.poisson(900.0, 5.0).with_classes(TrafficClass("interactive", 0.2, 1), TrafficClass("batch", 0.8, 2))
+    load = Load.poisson(900.0, 5.0).with_classes(ClassShare("interactive", 0.2, 1), ClassShare("batch", 0.8, 2))
     p = predict(_calibration(), _settings(instances=1, levels=2), load, replications=2)
     names = [c.name for c in p.classes]
     assert names == ["interactive", "batch"], names
@@ -62,3 +63,41 @@ def test_latency_is_the_servers_when_the_client_overhead_is_unknown():
     assert abs(with_client.p50_ms.value - server.p50_ms.value - 0.4) < 1e-6, \
         f"p50 with a 0.4 ms client overhead {with_client.p50_ms}, without {server.p50_ms}"
     assert any("client overhead unknown" in line for line in server.lacks), server.lacks
+
+
+def _window(client_rps: float) -> Window:
+    """A window of one instance, 5 s, batches of 8 at 6.9 ms (at most ~1,160 req/s), its clients' rate as given."""
+    return Window(1, ((8, 400, 400 * 6_900_000),), 3200, seconds=5.0, client_rps=client_rps, outside_us=2000.0)
+
+
+def test_a_window_the_twin_cannot_reproduce_caps_throughput_and_says_so():
+    """32 clients got 640 answers/s where the twin, on those executions, expects far more: the host holds them back."""
+    settings = _settings(instances=1)
+    new = Calibration((_window(640.0),), client_overhead_us=2000.0)
+    checked = reproduced(None, new, settings, Load.closed(32, 10.0, warmup_s=2.0))
+    assert checked.windows[0].expected_rps > 800.0, checked.windows[0]
+    cal = checked
+    assert cal.host_ceiling is not None and cal.host_ceiling[0] == 640.0, cal.host_ceiling
+    limit = saturation(cal, settings, replications=1)
+    assert limit.high <= 640.0, f"saturation {limit} above the 640 req/s the clients reached"
+    p = predict(cal, settings, Load.poisson(1500.0, 3.0), replications=1)
+    assert p.throughput_rps.value <= 640.0 and p.confidence.startswith("low"), f"{p.throughput_rps}; {p.confidence}"
+    assert any(line.startswith("host-bound") for line in p.lacks), p.lacks
+    assert abs(sum(c.throughput_rps.value for c in p.classes) / p.throughput_rps.value - 1) < 1e-9, p.classes
+
+
+def test_a_window_the_twin_reproduces_is_no_host_limit():
+    """The clients got what the twin expects of their traffic: the execution is the limit, nothing is capped."""
+    settings = _settings(instances=1)
+    first = reproduced(None, Calibration((_window(1.0),), client_overhead_us=2000.0), settings,
+                       Load.closed(32, 10.0, warmup_s=2.0))
+    expected = first.windows[0].expected_rps  # what the twin expects of 32 clients: give the window exactly that
+    cal = reproduced(None, Calibration((_window(expected),), client_overhead_us=2000.0), settings,
+                     Load.closed(32, 10.0, warmup_s=2.0))
+    assert cal.host_ceiling is None, (cal.host_ceiling, cal.windows)
+    p = predict(cal, settings, Load.poisson(200.0, 3.0), replications=1)
+    assert not any(line.startswith("host-bound") for line in p.lacks), p.lacks
+    # A slower window falling short (its clients' overhead varied) caps nothing below the rate already reached.
+    slow = Window(1, ((1, 400, 400 * 4_000_000),), 400, seconds=5.0, client_rps=100.0, expected_rps=200.0)
+    both = Calibration((*cal.windows, slow), client_overhead_us=2000.0)
+    assert both.host_ceiling is None, both.host_ceiling

@@ -13,7 +13,7 @@ from random import Random
 import numpy as np
 import pytest
 
-from app.server.ports import free_port
+from app.server.free_ports import free_port
 from loadgen.classes import make_target
 from loadgen.inputs.metadata import ModelUnavailable
 from loadgen.outcome import Outcome

@@ -8,7 +8,7 @@ import time
 
 from markdown_it import MarkdownIt
 
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.scenarios.runner import start_scenario
 from app.store.database import DONE, Study
 from app.ui.demo import presenter

@@ -17,7 +17,7 @@ from app.metrics.catalog import METRICS, presenter_label
 from app.traffic.form import TrafficForm, build_spec
 from app.ui.demo.demo_changes import marker_said
 from app.ui.demo.demo_words import (change_said, change_sentences, check_words, detail_tiles, figure, share,
-                                    state_sentence, tidy, tiles, traffic_words, where_time_goes)
+                                    state_sentence, tidy, tiles, time_in_server, traffic_words)
 from app.ui.live.live_frame import frame
 
 BASE = ModelSettings(max_batch_size=32, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=500))
@@ -98,7 +98,7 @@ def test_every_number_said_in_words_is_a_tiles_from_the_same_window(fake):
     f = frame(lab, "gpu_sim", 180, per_class=False, audience=True)
     assert f.tile.samples() >= 300, f.tile.samples()  # 10 s at 60 req/s
     seen = diagnose_figures(f.tile, settings_of(lab.served_config("gpu_sim")))
-    said = [s for s in (state_sentence(seen), where_time_goes(f.tile)) if s is not None]
+    said = [s for s in (state_sentence(seen), time_in_server(f.tile)) if s is not None]
     shown = {t.label: t.value for t in tiles(f.tile) + detail_tiles(f.tile)}
     assert said, "no sentence for a window with traffic"
     values = set(shown.values())

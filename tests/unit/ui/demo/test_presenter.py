@@ -15,8 +15,8 @@ def test_the_presenters_choice_is_checked_and_shared():
         choice.set(presenter.STUDY)
     with pytest.raises(ValueError, match="kind must be one of"):
         choice.set("slides")
-    assert choice.set(presenter.REPORT, 7) == presenter.Choice(presenter.REPORT, 7, 5.0)
-    assert choice.set(presenter.LIVE, 7) == presenter.Choice(presenter.LIVE, None, 5.0)  # the lab: no study
+    assert choice.set(presenter.REPORT, 7) == presenter.OnScreen(presenter.REPORT, 7, 5.0)
+    assert choice.set(presenter.LIVE, 7) == presenter.OnScreen(presenter.LIVE, None, 5.0)  # the lab: no study
 
 
 def test_the_panel_sets_what_every_demo_viewer_follows(on_fake, choice):

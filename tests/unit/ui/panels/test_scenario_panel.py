@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from app.paths import ROOT
-from app.scenarios.catalog import SCENARIOS
+from app.scenarios.claims import SCENARIOS
 from app.store.database import DONE, Experiment, Study
 from app.ui.panels.scenario_panel import HELD, NOT_HELD
 from tests.unit.ui.apptest import PAGES, labels, no_exception, ok, open_page, run_page, soon, texts

@@ -62,6 +62,22 @@ def test_a_sweep_starts_shows_its_progress_cancels_and_resumes(on_fake):
     assert on_fake.studies(kind="sweep")[0].id == study.id  # the same study, not a new one
 
 
+def test_a_sweep_ranked_by_the_twin_is_started_with_its_top(on_fake):
+    """The form's 'Let the twin rank' reaches the stored sweep's options, and the start says so."""
+    at = open_page(PAGE)
+    widget(at.multiselect, "Instance counts").set_value([1, 2])
+    widget(at.multiselect, "max_queue_delay (µs)").set_value([0, 2000])
+    widget(at.number_input, "Let the twin rank: measure only its top configurations (0: measure every one)"
+           ).set_value(2)
+    ok(button(at, "Start sweep").click().run())
+    assert any("the twin ranks them and only its top 2 are measured" in t for t in texts(at.success)), \
+        texts(at.success) + texts(at.error)
+    soon(lambda: on_fake.studies(kind="sweep"), what="the sweep's study")
+    assert on_fake.studies(kind="sweep")[0].definition["options"]["twin_top"] == 2
+    on_fake.cancel_job()  # during the twin's probe
+    assert on_fake.wait_job(10), "the job did not end after a cancel"
+
+
 def test_an_ab_playing_a_trace_starts_shows_its_progress_and_cancels(on_fake):
     at = open_page(PAGE)
     at.number_input(key=f"exp:ab_knob1:{MODEL}:delay").set_value(5000).run()

@@ -40,7 +40,7 @@ class RunFigures:
 
 
 @dataclass(frozen=True, eq=False)
-class Samples:
+class LatencySamples:
     """Latency samples in ms: queue wait and compute of answered requests, total of every request not refused."""
 
     queue_ms: np.ndarray
@@ -70,13 +70,13 @@ class Run:
         pick = (self.arrival >= self.warmup_s) & (self.arrival < self.end_s)
         return pick if cls is None else pick & (self.cls == cls)
 
-    def samples(self, cls: int | None = None) -> Samples:
+    def samples(self, cls: int | None = None) -> LatencySamples:
         """Return the window's latency samples in ms, for every request or one class index."""
         pick = self._window(cls)
         state, arrival = self.state[pick], self.arrival[pick]
         answered = state == ANSWERED
         waited = np.where(answered, self.done[pick], self.stop_s) - arrival
-        return Samples(queue_ms=(self.start[pick] - arrival)[answered] * 1e3,
+        return LatencySamples(queue_ms=(self.start[pick] - arrival)[answered] * 1e3,
                        compute_ms=(self.done[pick] - self.start[pick])[answered] * 1e3,
                        total_ms=waited[state != REJECTED] * 1e3 + self.overhead_ms)
 

@@ -1,4 +1,4 @@
-"""The autopilot against the best static config: python -m bench.autopilot [--seconds 150] [--json OUT].
+"""The autopilot against the best static config: python -m bench.autopilot_vs_static [--seconds 150] [--json OUT].
 
 For each shipped trace (flash_crowd, diurnal), compressed to --seconds of playing, on gpu_sim on an embedded server
 (a temporary copy of model_repository/), in one run:
@@ -214,7 +214,7 @@ def report(results: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.autopilot", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m bench.autopilot_vs_static", description=__doc__.splitlines()[0])
     ap.add_argument("--traces", default=",".join(TRACES), help="comma-separated shipped traces")
     ap.add_argument("--seconds", type=float, default=150.0, help="played seconds per trace (sets compress)")
     ap.add_argument("--scale", type=float, default=1.0, help="rate multiplier")
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     started = time.time()
     with headless_lab(None, MODEL) as (lab, where):
-        print(f"bench.autopilot on {where}", flush=True)
+        print(f"bench.autopilot_vs_static on {where}", flush=True)
         results = [one_trace(lab, name, args.seconds, args.scale, args.sla_ms, args.max_instances, args.delay_us,
                              args.seed, args.dwell_s, not args.no_reactive)
                    for name in args.traces.split(",") if name]

@@ -94,7 +94,7 @@ def parser() -> argparse.ArgumentParser:
     from app.cli.autopilot import add_arguments  # noqa: PLC0415 - the autopilot's own arguments, beside the studies
 
     add_arguments(sub, common, _numbers)
-    from app.cli.predict import add_arguments as add_predict  # noqa: PLC0415 - the twin's predictions
+    from app.cli.twin import add_arguments as add_predict  # noqa: PLC0415 - the twin's predictions
 
     add_predict(sub, common, _numbers)
     return top
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(args)
         if args.command == "predict":
-            from app.cli.predict import run as predict  # noqa: PLC0415
+            from app.cli.twin import run as predict  # noqa: PLC0415
 
             return predict(args)
         return _ab(args)
