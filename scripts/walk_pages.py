@@ -7,7 +7,8 @@ strings, an ensemble, a decoupled model, configs left to auto-complete) — it s
 Chromium (Playwright, nothing downloaded):
   1. opens every page from the sidebar: no exception, no error box; a screenshot of each;
   2. runs traffic to the model on Dynamic batching until the live view counts executions;
-  3. starts a sweep on Experiments (instances 1,2 × delay 0,2000 at concurrency 1,4) and waits for its end;
+  3. starts a sweep on Experiments (the form's space at loads 1 and 4; on the other repository the twin ranks it and
+     only its top 2 are measured) and waits for its end;
   4. starts an A/B comparison (2 trials) and waits for its end;
   5. runs the page's first guided scenario (on the lab's models: a second server when the repository lacks them);
   6. turns the autopilot on, waits for its banner, turns it off.
@@ -65,9 +66,9 @@ class Walk:
         print(f"[{self.name}] {what}: {outcome} ({time.monotonic() - began:.0f} s)", flush=True)
 
 
-def pick(page, label: str, option: str) -> None:
-    """Choose option in the first selectbox labelled label."""
-    box = page.locator('[data-testid="stSelectbox"]', has_text=label).first
+def pick(page, label: str, option: str, within=None) -> None:
+    """Choose option in the first selectbox labelled label (in `within`, a part of the page, when given)."""
+    box = (within or page).locator('[data-testid="stSelectbox"]', has_text=label).first
     box.click()
     page.get_by_role("option", name=re.compile(rf"^{re.escape(option)}\b")).first.click()
     settled(page)
@@ -83,6 +84,7 @@ def every_page(page, links) -> None:
         if problems := errors_shown(page):
             raise AssertionError(f"{name}: {problems}")
         page.screenshot(path=str(SHOTS / f"page-{re.sub(r'[^a-z0-9]+', '_', name.lower())}.png"), full_page=True)
+    open_overview(page, links["Overview"])  # the presenter's view has no sidebar: back to the start
 
 
 def traffic(page, links, model: str) -> None:
@@ -96,12 +98,23 @@ def traffic(page, links, model: str) -> None:
         stop_traffic(page)
 
 
-def sweep(page, links, model: str) -> None:
+def tab(page, name: str):
+    """Open the tab `name`; return its panel (the other tabs' panels are in the page too, hidden)."""
+    page.get_by_role("tab", name=name, exact=True).click()
+    panel = page.get_by_role("tabpanel")  # the visible one: roles skip hidden elements
+    panel.wait_for()
+    return panel
+
+
+def sweep(page, links, model: str, ranked: bool) -> None:
     follow_link(page, links, "Experiments")
-    pick(page, "Model", model)
-    page.get_by_label("Load levels").fill("1, 4")
-    page.get_by_label("Re-measure the top candidates (0–10)").fill("0")
-    page.get_by_role("button", name="Start sweep").click()
+    form = tab(page, "Sweep")
+    pick(page, "Model", model, form)
+    form.get_by_label("Load levels").fill("1, 4")
+    form.get_by_role("spinbutton", name="Re-measure the top candidates (0–10)").fill("0")
+    if ranked:
+        form.get_by_role("spinbutton", name=re.compile("^Let the twin rank")).fill("2")
+    form.get_by_role("button", name="Start sweep").click()
     page.get_by_text("Sweep started").wait_for()
     wait_until(lambda: re.search(r"Sweep \d+: (done|failed|cancelled|interrupted)", info_texts(page)), STUDY_S,
                "the sweep's end")
@@ -112,9 +125,10 @@ def sweep(page, links, model: str) -> None:
 
 def ab(page, links, model: str) -> None:
     follow_link(page, links, "Experiments")
-    pick(page, "Model", model)
-    page.get_by_label("Trials").fill("2")
-    page.get_by_role("button", name="Start comparison").click()
+    form = tab(page, "A/B comparison")
+    pick(page, "Model", model, form)
+    form.get_by_label("Trials").fill("2")
+    form.get_by_role("button", name="Start comparison").click()
     page.get_by_text("Comparison started").wait_for()
     wait_until(lambda: re.search(r"Comparison \d+: (done|failed|cancelled|interrupted)", info_texts(page)), STUDY_S,
                "the comparison's end")
@@ -125,11 +139,16 @@ def ab(page, links, model: str) -> None:
 
 def scenario(page, links) -> None:
     follow_link(page, links, "Dynamic batching")
-    page.locator('[data-testid="stExpander"]', has_text="queue delay").first.click()
-    run = page.get_by_role("button", name=re.compile(r"^Run( on the lab's models)?$")).first
-    run.click()
-    wait_until(lambda: re.search(r"(Verdict|verdict)[^\n]*", page.locator('[data-testid="stMain"]').inner_text())
-               and not page.get_by_role("progressbar").count(), STUDY_S, "the scenario's verdict")
+    box = page.locator('[data-testid="stExpander"]', has_text="Queue delay at low and high load").first
+    box.locator("summary").click()
+    box.get_by_role("button", name=re.compile(r"^Run( on the lab's models)?$")).click()
+
+    def verdict():
+        text = box.inner_text()
+        return not page.get_by_role("progressbar").count() and re.search(r"Last run[^\n]*", text)
+
+    wait_until(verdict, STUDY_S, "the scenario's verdict")
+    print(f"  the scenario: {verdict().group(0)}", flush=True)
 
 
 def autopilot(page, links, model: str) -> None:
@@ -157,7 +176,8 @@ def walk(name: str, repo: Path, base: Path, browser) -> list[tuple[str, str]]:
             links = open_overview(page, url)
             w.step("every page opens", lambda: every_page(page, links))
             w.step(f"traffic to {model}", lambda: traffic(page, links, model))
-            w.step(f"a sweep of {model}", lambda: sweep(page, links, model))
+            ranked = name == "third-party"  # the lab's models swept in full, the other repository's ranked by the twin
+            w.step(f"a {'twin-ranked ' if ranked else ''}sweep of {model}", lambda: sweep(page, links, model, ranked))
             w.step(f"an A/B of {model}", lambda: ab(page, links, model))
             w.step("a guided scenario", lambda: scenario(page, links))
             w.step(f"the autopilot on {model}", lambda: autopilot(page, links, model))

@@ -84,7 +84,9 @@ def pick_study(lab: LabPort, kind: str, name: str) -> Study | None:
         st.info(f"The {name.lower()} is starting." if starting else f"No {name.lower()}s yet.")
         return None
     damaged = {s.id for s in studies if unreadable(s)}
-    names = {s.id: f"{s.id}: {s.label} — {s.status}, {when(s.created_at)}"
+    # No status in the names: Chromium kept showing the name a study had when first drawn ("running" after it ended,
+    # seen in scripts/walk_pages.py); how it ended is the box under the picker
+    names = {s.id: f"{s.id}: {s.label}, {when(s.created_at)}"
              + (" — cannot be read whole" if s.id in damaged else "") for s in studies}
     sid = st.selectbox(name, list(names), format_func=names.get, key=f"exp:{kind}_pick")
     broken = [str(i) for i in sorted(damaged, reverse=True)]
