@@ -37,7 +37,7 @@ from app.experiments.sweep.points import Point, point_key
 from app.experiments.sweep.recommend import Recommendation, candidates, operating_point, pooled, recommend
 from app.experiments.probe import probe
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
-from app.experiments.sweep.twin_rank import Ranked, TwinSearch, kept, rank
+from app.experiments.sweep.twin_rank import TIE, Ranked, TwinSearch, kept, rank
 from app.experiments.sweep.space import CONCURRENCY, Choice, SearchSpace
 from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab
@@ -307,16 +307,19 @@ class _Sweeper(StudyDriver):
             raise Failed(f"the twin could not be calibrated on {self.model}: the probe saw too few executions")
         self.ranking = rank(self.space, choices, self.base, calibration,
                             lambda load: traffic_spec(self.space, load, self.options.seed))
-        keep = kept(self.ranking, self.options.twin_top)
+        top = self.options.twin_top
+        keep = kept(self.ranking, top)
         for place, r in enumerate(self.ranking, 1):
             if r not in keep:
                 self.skipped.append(f"{r.choice.label}: not measured — the twin ranks it #{place} of "
                                     f"{len(self.ranking)}" + (f" ({r.note})" if r.note else
                                     f", {r.goodput:,.0f} req/s predicted inside the SLA" if r.load else
                                     ", no load predicted inside the SLA"))
+        ties = f" and {len(keep) - top} it cannot tell from them (within {TIE:.0%})" if len(keep) > top else ""
         self._log("the twin's ranking: " + "; ".join(
             f"{r.choice.label}: {r.goodput:,.0f} req/s at {self._load_text(r.load)}" if r.load else
-            f"{r.choice.label}: none inside the SLA" for r in self.ranking) + f" — measuring the top {len(keep)}")
+            f"{r.choice.label}: none inside the SLA" for r in self.ranking)
+            + f" — measuring the top {min(len(keep), top)}{ties}")
         return {r.choice.key: r.load for r in keep}
 
     def _check_some_apply(self, choices: list[Choice]) -> None:

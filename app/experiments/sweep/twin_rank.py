@@ -16,11 +16,18 @@ from app.experiments.sweep.space import Choice, SearchSpace
 from app.store.database import FAILED
 from app.twin.calibration import Calibration
 from app.twin.from_spec import load_of
-from app.twin.predict import predict
-from loadgen.spec import LoadSpec
+from app.twin.predict import capacity_bound, predict
+from loadgen.spec import LoadSpec, Mode
 
-RANK_S = 12.0  # simulated seconds per ranked point: enough for a p99 of a thousand requests, quick to rank many
+RANK_S = 12.0  # at most, simulated seconds per ranked point
+RANK_MIN_S = 2.0  # at least: a closed loop at low concurrency answers a few hundred in it
+RANK_REQUESTS = 4000  # enough answers for a p99 to rank by; at thousands of req/s 12 s would simulate 35,000 (14 s of
+# CPU to rank a 16-configuration space, half the twin-ranked sweep's time in bench/vs_model_analyzer --space large)
 RANK_REPLICATIONS = 2
+# Predicted goodputs closer than this cannot be told apart: the twin's saturation error on gpu_sim was 2-9 % (median
+# 6 %, docs/MEASUREMENTS.md#the-twin). The large space of bench/vs_model_analyzer had Model Analyzer's choice ranked
+# #3 by the twin, 661 req/s predicted; measuring only the top 2 then chose another configuration.
+TIE = 0.10
 
 
 @dataclass(frozen=True)
@@ -56,10 +63,16 @@ def rank(space: SearchSpace, choices: list[Choice], base, calibration: Calibrati
 def _best(space: SearchSpace, choice: Choice, settings, calibration: Calibration, spec_of) -> Ranked:
     """Walk the loads up until the predicted p99 breaks the SLA; return the last that held."""
     best = Ranked(choice, None, 0.0, None)
+    try:
+        ceiling = capacity_bound(calibration, settings)
+    except ValueError as exc:  # sequence batching, or a config the twin does not model
+        return Ranked(choice, None, 0.0, None, f"not ranked: {exc}")
     for load in space.loads:
         spec: LoadSpec = spec_of(load)
+        rate = ceiling if spec.mode == Mode.CLOSED else min(ceiling, float(spec.rate))
+        seconds = min(RANK_S, max(RANK_MIN_S, RANK_REQUESTS / max(rate, 1e-9)))
         try:
-            figures = predict(calibration, settings, load_of(spec, RANK_S), replications=RANK_REPLICATIONS)
+            figures = predict(calibration, settings, load_of(spec, seconds), replications=RANK_REPLICATIONS)
         except ValueError as exc:  # sequence batching, or a load the twin does not model
             return Ranked(choice, None, 0.0, None, f"not ranked: {exc}")
         p99, throughput = figures.p99_ms.value, figures.throughput_rps.value
@@ -70,9 +83,14 @@ def _best(space: SearchSpace, choice: Choice, settings, calibration: Calibration
 
 
 def kept(ranked: list[Ranked], top: int) -> list[Ranked]:
-    """Return the ranked choices a sweep measures: the top ones that hold the SLA somewhere (at least one)."""
+    """Return the ranked choices a sweep measures: the top ones that hold the SLA somewhere (at least one), and after
+    them, up to `top` more, those the twin cannot tell from the last of them (predicted goodput within TIE of it)."""
     holding = [r for r in ranked if r.load is not None]
-    return (holding or ranked)[:max(1, top)]
+    first = (holding or ranked)[:max(1, top)]
+    if not holding:
+        return first
+    floor = (1 - TIE) * first[-1].goodput
+    return first + [r for r in holding[len(first):] if r.goodput >= floor][:max(1, top)]
 
 
 class TwinSearch:

@@ -1,5 +1,5 @@
-"""The sweep form: only the knobs the chosen model can take (app.experiments.sweep.knob_offer), then the loads and SLA, and
-how the top candidates are measured again before an operating point is named (SweepOptions.recheck_*)."""
+"""The sweep form: only the knobs the chosen model can take (app.experiments.sweep.knob_offer), then the loads and SLA,
+and how the top candidates are measured again before an operating point is named (SweepOptions.recheck_*)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -97,9 +97,10 @@ def _sweep_form(lab: LabPort, models: list[str]) -> None:
             "Let the twin rank: measure only its top configurations (0: measure every one)", min_value=0,
             max_value=20, value=0, step=1,
             help="A short probe calibrates the twin on the config serving now; it then predicts every configuration "
-                 "at every load, and only the best this many are measured. The others are listed with their rank and "
-                 "the goodput predicted. The twin is wrong where something outside the model's execution limits it "
-                 "(the client, the host's CPUs): it says so, and then a full sweep is the honest choice.")
+                 "at every load, and only the best this many are measured (and up to as many more that it predicts "
+                 "within 10 % of the last of them: it cannot tell those apart). The others are listed with their "
+                 "rank and the goodput predicted. The twin is wrong where something outside the model's execution "
+                 "limits it (the client, the host's CPUs): it says so, and then a full sweep is the honest choice.")
         go = st.form_submit_button("Start sweep", type="primary", disabled=lab.job_running())
     if not go:
         return

@@ -39,9 +39,21 @@ def test_the_twin_ranks_two_instances_first_and_a_sweep_keeps_its_top_ones(monke
     print([(r.choice.key, r.load, round(r.goodput)) for r in ranked])
     assert [r.choice.instances for r in ranked[:2]] == [2, 2], ranked
     assert ranked[0].goodput >= ranked[-1].goodput and ranked[0].load is not None
-    assert kept(ranked, 2) == ranked[:2]
+    assert kept(ranked, 2)[:2] == ranked[:2]
     nothing = [Ranked(Choice(instances=1), None, 0.0, None), Ranked(Choice(instances=2), None, 0.0, None)]
     assert kept(nothing, 2) == nothing  # none holds anywhere: still the top ones, measured to say so
+
+
+def _ranked(*goodputs: float) -> list[Ranked]:
+    return [Ranked(Choice(instances=i + 1), 8, g, 10.0) for i, g in enumerate(goodputs)]
+
+
+def test_a_sweep_also_measures_what_the_twin_cannot_tell_from_its_last_top_one_and_no_more_than_top_of_them():
+    far = _ranked(1000, 900, 700, 600)
+    assert kept(far, 2) == far[:2], "a third 22 % below the second is not a tie"
+    near = _ranked(1000, 900, 850, 820, 815, 500)
+    assert kept(near, 2) == near[:4], "within 10 % of the second: measured, at most 2 more"
+    assert kept(near, 1) == near[:2], "within 10 % of the first: one more"
 
 
 def _point(load: float, p99: float) -> Point:
