@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from app.lab.ports import LabPort
 from app.cli.headless import headless_lab
 from bench.autopilot_vs_static import MODEL, serve
 from loadgen.spec import ArrivalSpec, LoadSpec, Mode, TrafficClass
@@ -33,7 +34,7 @@ SETTLE_BACK_S = 6.0  # after going back to one instance, before the next add (th
 WAYS = ("direct", "stepwise")
 
 
-def one_rate(lab, rate: float, reps: int, gap_s: float) -> dict:
+def one_rate(lab: LabPort, rate: float, reps: int, gap_s: float) -> dict:
     """Add two instances both ways reps (+1 warm-up) times under rate req/s; return each add's figures."""
     serve(lab, 1, DELAY_US)
     records: list = []

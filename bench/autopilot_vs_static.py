@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+from app.lab.ports import LabPort
 from app.autopilot.pilot import Bounds
 from app.autopilot.forecast import Forecast
 from app.autopilot.rules import ACT_SHARE
@@ -57,7 +58,7 @@ FORECAST_SEED = 100  # the forecast is the shipped shape drawn with seed 28 + th
 TARGETS = {"seconds_over": 0.5, "instance_seconds": 1.0, "goodput": 0.98}
 
 
-def serve(lab, instances: int, delay_us: int) -> None:
+def serve(lab: LabPort, instances: int, delay_us: int) -> None:
     """Serve gpu_sim with this many instances and max_queue_delay (a no-op when it already does)."""
     current = lab.served_config(MODEL)
     wanted = apply_knobs(settings_of(current), {"instance_count": instances, "max_queue_delay_microseconds": delay_us})
@@ -65,7 +66,7 @@ def serve(lab, instances: int, delay_us: int) -> None:
         lab.apply(MODEL, set_settings(current, wanted), f"bench: {instances} instance(s), delay {delay_us} µs")
 
 
-def play_static(lab, load: TraceLoad, sla_ms: float, seed: int, instances: int) -> TraceScore:
+def play_static(lab: LabPort, load: TraceLoad, sla_ms: float, seed: int, instances: int) -> TraceScore:
     """Play the trace once on a static count; return its score."""
     spec = load.spec(MODEL, sla_ms, seed)
     with lab.meter(MODEL, slas_of(spec)) as meter:
@@ -73,7 +74,7 @@ def play_static(lab, load: TraceLoad, sla_ms: float, seed: int, instances: int) 
     return score_of(windows, spec, sla_ms, instances)
 
 
-def steady(lab, rate: float, sla_ms: float, seed: int, warmup_s: float = STEADY_WARMUP_S,
+def steady(lab: LabPort, rate: float, sla_ms: float, seed: int, warmup_s: float = STEADY_WARMUP_S,
            seconds: float = STEADY_S) -> dict:
     """Return the clients' figures under a steady Poisson load at rate, measured seconds after a warm-up."""
     spec = LoadSpec(mode=Mode.OPEN, rate=rate, model=MODEL, arrival=ArrivalSpec(), duration_s=warmup_s + seconds + 10,
@@ -85,12 +86,12 @@ def steady(lab, rate: float, sla_ms: float, seed: int, warmup_s: float = STEADY_
     return merged(windows).figures()["client"].get(ALL, {})
 
 
-def steady_p99(lab, rate: float, sla_ms: float, seed: int) -> float | None:
+def steady_p99(lab: LabPort, rate: float, sla_ms: float, seed: int) -> float | None:
     """Return the p99 (ms) under a steady Poisson load at rate, measured STEADY_S after a warm-up."""
     return steady(lab, rate, sla_ms, seed).get("p99_ms")
 
 
-def probe_instance_rps(lab, peak: float, sla_ms: float, seed: int, delay_us: int) -> tuple[float, list]:
+def probe_instance_rps(lab: LabPort, peak: float, sla_ms: float, seed: int, delay_us: int) -> tuple[float, list]:
     """Return what one instance carries within the SLA — a sweep's operating point, found the short way: what it
     serves overrun at the trace's peak (the clients' answered rate), then steady rates at PROBE_SHARES of that,
     upward, each PROBE_S after a warm-up, until p99 passes ACT_SHARE of the SLA (where the autopilot acts: a rate
@@ -108,7 +109,7 @@ def probe_instance_rps(lab, peak: float, sla_ms: float, seed: int, delay_us: int
     return held or saturated * PROBE_SHARES[0], tried
 
 
-def one_trace(lab, name: str, seconds: float, scale: float, sla_ms: float, most: int, delay_us: int,
+def one_trace(lab: LabPort, name: str, seconds: float, scale: float, sla_ms: float, most: int, delay_us: int,
               seed: int, dwell_s: float, reactive: bool = True) -> dict:
     """Run the three arms on one trace; return their scores and the autopilot's ratios."""
     trace = trace_of(ArrivalSpec(kind="rate_trace", rate_trace=name))
@@ -162,7 +163,7 @@ def one_trace(lab, name: str, seconds: float, scale: float, sla_ms: float, most:
             "met": arms["forecast"]["met"]}
 
 
-def _autopilot_arm(lab, what: str, bounds: Bounds, load: TraceLoad, sla_ms: float, seed: int,
+def _autopilot_arm(lab: LabPort, what: str, bounds: Bounds, load: TraceLoad, sla_ms: float, seed: int,
                    forecast: Forecast | None, best: TraceScore) -> dict:
     """Play the trace from 1 instance under the autopilot (with the forecast, or reactive); return its score, its
     changes and its ratios to the best static config."""

@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from app.lab.ports import LabPort
 from app.config.edits import set_settings
 from app.config.knobs import apply_knobs
 from app.config.model_config import format_config, parse_config
@@ -77,7 +78,7 @@ def ab_false_calls(claims: list[dict], runs: int = 4000) -> None:
 
 
 # --- A/B on the live server ---------------------------------------------------------------------------------------
-def _arms(lab, *delays_us):
+def _arms(lab: LabPort, *delays_us):
     from app.experiments.ab.comparison import Arm  # noqa: PLC0415
     from app.experiments.sweep.space import Choice  # noqa: PLC0415
 
@@ -85,7 +86,7 @@ def _arms(lab, *delays_us):
     return tuple(Arm(name, format_config(Choice(delay_us=d).config(base))) for name, d in zip("AB", delays_us))
 
 
-def ab_live(lab, claims: list[dict]) -> None:
+def ab_live(lab: LabPort, claims: list[dict]) -> None:
     from app.experiments.ab.comparison import ABPlan, run_ab  # noqa: PLC0415
     from app.experiments.ab.confidence import BETTER, UNCLEAR  # noqa: PLC0415
     from loadgen.spec import LoadSpec, Mode, TrafficClass  # noqa: PLC0415
@@ -131,7 +132,7 @@ def _interval(d) -> str:
 
 
 # --- the sweep's operating point against the cost model ------------------------------------------------------------
-def sweep(lab, claims: list[dict]) -> None:
+def sweep(lab: LabPort, claims: list[dict]) -> None:
     from app.experiments.sweep.space import RATE, Choice, SearchSpace  # noqa: PLC0415
     from app.experiments.sweep.sweeper import SweepOptions, run_sweep  # noqa: PLC0415
 
@@ -154,7 +155,7 @@ def sweep(lab, claims: list[dict]) -> None:
 
 
 # --- a trace-judged sweep through a crowd ----------------------------------------------------------------------------
-def trace_sweep(lab, claims: list[dict], folder: Path) -> None:
+def trace_sweep(lab: LabPort, claims: list[dict], folder: Path) -> None:
     from app.experiments.trace.play import TraceLoad  # noqa: PLC0415
     from app.experiments.trace.trace_sweep import TraceSweepPlan, run_trace_sweep  # noqa: PLC0415
 
@@ -176,7 +177,7 @@ def trace_sweep(lab, claims: list[dict], folder: Path) -> None:
 
 
 # --- the diagnosis on live traffic -----------------------------------------------------------------------------------
-def diagnosis(lab, claims: list[dict]) -> None:
+def diagnosis(lab: LabPort, claims: list[dict]) -> None:
     from app.diagnosis.diagnose import window_from  # noqa: PLC0415
     from app.diagnosis.patterns import diagnose, where_time_goes  # noqa: PLC0415
     from app.traffic.form import TrafficForm, build_spec  # noqa: PLC0415
@@ -195,7 +196,7 @@ def diagnosis(lab, claims: list[dict]) -> None:
          f"{where_time_goes(window)}")
 
 
-def _serve(lab, knobs: dict, what: str):
+def _serve(lab: LabPort, knobs: dict, what: str):
     """Serve gpu_sim's current config with knobs moved; return its settings."""
     current = lab.served_config(MODEL)
     settings = apply_knobs(settings_of(current), knobs)

@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from app.lab.ports import LabPort
 from app.config.knobs import apply_knobs
 from app.config.edits import set_settings
 from app.config.read import settings_of
@@ -41,7 +42,7 @@ GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
 RATE_MAX = LIMITS["rate"].high  # one load generator's bound: a share of a faster saturation is sent at this
 
 
-def measure(lab, model: str, spec, seconds: float) -> dict:
+def measure(lab: LabPort, model: str, spec, seconds: float) -> dict:
     """Run spec for seconds (one second of warm-up dropped); return the window's client throughput and p99."""
     lab.start_traffic(spec)
     while lab.traffic().started_at is None and lab.traffic().running:
@@ -56,7 +57,7 @@ def measure(lab, model: str, spec, seconds: float) -> dict:
             "mean_batch": figures.server.avg_batch}
 
 
-def one_model(lab, model: str, instances: tuple[int, ...], delays: tuple[int, ...], seconds: float,
+def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tuple[int, ...], seconds: float,
               learn: bool) -> list[dict]:
     """Calibrate on the served config, then predict and measure every configuration of the grid."""
     from app.experiments.probe import probe  # noqa: PLC0415

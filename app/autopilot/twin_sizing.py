@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs
 from app.config.settings import ModelSettings
 from app.twin.load import Load
@@ -62,7 +63,7 @@ class TwinSizer:
         return last
 
 
-def lab_predictor(lab, model: str) -> Predictor:
+def lab_predictor(lab: StudyLab, model: str) -> Predictor:
     """Return the predictor of a lab's twin for the lab's own traffic to model, at another rate."""
     def predict(settings: ModelSettings, rate_rps: float) -> Prediction:
         load = lab.twin_load(model, rate=rate_rps) or Load.poisson(rate_rps, 20.0, warmup_s=3.0)

@@ -17,6 +17,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from app.lab.ports import LabPort
 from app.experiments.ab.arms import parse_assignments
 from app.cli.output import ab_summary, sweep_summary, write_outputs
 from app.cli.headless import cancel_on_signals, headless_lab, printer
@@ -264,7 +265,7 @@ def _ab_spec(args) -> dict:
     return spec_to_dict(spec)
 
 
-def _define_arms(lab, model: str, typed: list[tuple[str, str, str]]):
+def _define_arms(lab: LabPort, model: str, typed: list[tuple[str, str, str]]):
     """Return the plan's arms ('A (delay 500 → 5000 µs)') and their definitions, over the config serving now: an
     @FILE is a config.pbtxt as written, anything else knob assignments (or a config pasted inline)."""
     from app.experiments.ab.comparison import Arm  # noqa: PLC0415

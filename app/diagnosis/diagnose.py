@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.lab.ports import StudyLab
 from app.config.settings import ModelSettings
 from app.diagnosis.patterns import Finding, Symptoms, diagnose
 from app.timeline.figures import Figures
@@ -29,7 +30,7 @@ def diagnose_figures(figures: Figures, settings: ModelSettings) -> Diagnosed:
     return Diagnosed(figures, symptoms, diagnose(symptoms))
 
 
-def diagnose_model(lab, model: str, t0: float, t1: float, settings: ModelSettings) -> Diagnosed:
+def diagnose_model(lab: StudyLab, model: str, t0: float, t1: float, settings: ModelSettings) -> Diagnosed:
     """Return the diagnosis of a model over [t0, t1): answers a reload held are left out, as on every screen."""
     return diagnose_figures(lab.measure(model, t0, t1, include_held=False), settings)
 

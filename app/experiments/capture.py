@@ -5,6 +5,7 @@ import dataclasses
 import math
 import time
 
+from app.lab.ports import StudyLab
 from app.store.database import Experiment
 from app.timeline.figures import Figures
 from app.metrics.catalog import fmt, label
@@ -28,7 +29,7 @@ def capture(label_text: str, model: str, config_text: str, spec, figures: Figure
                       outcome=outcome)
 
 
-def save_run(lab, label: str, now: float | None = None) -> Experiment:
+def save_run(lab: StudyLab, label: str, now: float | None = None) -> Experiment:
     """Store the lab's current (or last) traffic run since the model's last config change, and return it."""
     snap = lab.traffic_snapshot(window_s=0)
     if snap.spec is None or snap.started_at is None:
@@ -48,7 +49,7 @@ def save_run(lab, label: str, now: float | None = None) -> Experiment:
     return lab.run(lab.add_run(exp))
 
 
-def _seconds(lab, model: str, run_start: float, t0: float, t1: float) -> list[dict]:
+def _seconds(lab: StudyLab, model: str, run_start: float, t0: float, t1: float) -> list[dict]:
     """Return the run's seconds inside [t0, t1) as measurement windows: client buckets (with every latency)
     and the counter differences of the polls that ended in each second."""
     first, last = run_start + math.ceil(t0 - run_start), run_start + math.floor(t1 - run_start)

@@ -42,7 +42,7 @@ class Start:
     had_file: bool = True  # False: the model had no config.pbtxt, and has none again at the end
 
     @classmethod
-    def now(cls, lab, model: str) -> Start:
+    def now(cls, lab: StudyLab, model: str) -> Start:
         """Return what serves now."""
         return cls(lab.served_text(model), format_config(lab.served_config(model)),
                    lab.file_text(model) is not None)
@@ -58,7 +58,7 @@ class Start:
         return {"served": self.served, "had_file": self.had_file}
 
 
-def wait_ready(lab, timeout_s: float = 60.0) -> bool:
+def wait_ready(lab: StudyLab, timeout_s: float = 60.0) -> bool:
     """Wait until no restart is under way and the server is ready; return whether it is."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -69,7 +69,7 @@ def wait_ready(lab, timeout_s: float = 60.0) -> bool:
     return False
 
 
-def restarted(lab, model: str, since: float) -> str:
+def restarted(lab: StudyLab, model: str, since: float) -> str:
     """Return 'the server restarted …' when a restart marker lies after since (epoch s), else ''."""
     change = lab.last_change(model, kinds=("restart",))
     return f"the server restarted ({change.text})" if change is not None and change.t >= since else ""

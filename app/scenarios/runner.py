@@ -16,7 +16,7 @@ from app.experiments.report.environment import environment
 from app.lab.jobs import FunctionJob
 from app.timeline.meter import Meter, merged
 from app.store.database import DONE, Experiment, Study
-from app.lab.ports import StudyLab
+from app.lab.ports import LabPort, StudyLab
 from app.config.knobs import apply_knobs, describe
 from app.scenarios.base import Check, Phase, PhaseFigures, Scenario, figure_text
 from app.scenarios.claims import SCENARIOS
@@ -60,7 +60,7 @@ class ScenarioResult:
                                "note": f.note} for k, f in self.figures.items()}}
 
 
-def start_scenario(lab, name: str, full: bool = False, on=None) -> None:
+def start_scenario(lab: LabPort, name: str, full: bool = False, on: StudyLab | None = None) -> None:
     """Start a guided scenario by name as the lab's background study (full: full-length phases); on: the lab to run
     it on (default this one; e.g. the lab's own models beside a user's repository: Lab.lab_models())."""
     scenario = SCENARIOS[name]
@@ -118,7 +118,7 @@ def check_phases(phases: list[Phase]) -> None:
 class _Phases(StudyDriver):
     what, kept = "scenario", "phases"
 
-    def __init__(self, lab, scenario: Scenario, phases: list[Phase], study_id: int, base_text: str, progress,
+    def __init__(self, lab: StudyLab, scenario: Scenario, phases: list[Phase], study_id: int, base_text: str, progress,
                  cancel: threading.Event) -> None:
         super().__init__(lab, scenario.model, study_id, cancel, progress)
         self.scenario, self.phases, self.base = scenario, phases, parse_config(base_text)

@@ -342,7 +342,8 @@ class _Trials(StudyDriver):
 
     what, kept = "comparison", "trials"
 
-    def __init__(self, lab, plan: ABPlan, study_id: int, trials: dict, progress, cancel: threading.Event) -> None:
+    def __init__(self, lab: StudyLab, plan: ABPlan, study_id: int, trials: dict, progress,
+                 cancel: threading.Event) -> None:
         super().__init__(lab, plan.model, study_id, cancel, progress)
         self.plan, self.trials = plan, trials
         self.spec = plan.load_spec()

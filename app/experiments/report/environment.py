@@ -132,7 +132,7 @@ def _memory_gib() -> float | None:
     return None
 
 
-def _gpus(lab, model: str) -> str:
+def _gpus(lab: StudyLab, model: str) -> str:
     latest = lab.server_view(model, window_s=30).latest or {}
     total = latest.get("gpu_mem_total_bytes")
     return "none reported by the server" if total is None else f"GPU memory {total / 2**30:,.1f} GiB in all"

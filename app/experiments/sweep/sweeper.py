@@ -247,7 +247,7 @@ class _Sweeper(StudyDriver):
 
     what, kept = "sweep", "points"
 
-    def __init__(self, lab, space: SearchSpace, options: SweepOptions, start: Start, study_id: int,
+    def __init__(self, lab: StudyLab, space: SearchSpace, options: SweepOptions, start: Start, study_id: int,
                  done: dict[str, Point], progress, cancel: threading.Event,
                  repeats: dict[str, list[Point]] | None = None) -> None:
         super().__init__(lab, space.model, study_id, cancel, progress)

@@ -195,8 +195,8 @@ class _TraceSweeper(StudyDriver):
 
     what, kept = "trace-judged sweep", "configurations"
 
-    def __init__(self, lab, plan: TraceSweepPlan, start: Start, study_id: int, done: dict[str, TraceRun], progress,
-                 cancel: threading.Event) -> None:
+    def __init__(self, lab: StudyLab, plan: TraceSweepPlan, start: Start, study_id: int, done: dict[str, TraceRun],
+                 progress, cancel: threading.Event) -> None:
         super().__init__(lab, plan.model, study_id, cancel, progress)
         self.plan, self.done = plan, done
         self.spec = plan.spec()

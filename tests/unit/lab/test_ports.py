@@ -114,6 +114,24 @@ def test_nothing_outside_app_lab_reaches_into_one_of_the_labs_parts():
         "\n".join(found)
 
 
+def untyped_labs(path: Path) -> list[int]:
+    """Return the lines of functions (lambdas too) in a file that take a `lab` parameter without a type."""
+    text = path.read_text()
+    if "lab" not in text:
+        return []
+    return [node.lineno for node in ast.walk(ast.parse(text, str(path)))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            if arg.arg == "lab" and getattr(arg, "annotation", None) is None]
+
+
+def test_every_lab_handed_to_a_function_outside_app_lab_says_which_port_it_is():
+    files = [p for folder in ("app", "lab_pages", "bench", "scripts") for p in sorted((ROOT / folder).rglob("*.py"))
+             if not p.is_relative_to(ROOT / "app" / "lab") and "__pycache__" not in p.parts]
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in files for line in untyped_labs(path)]
+    assert not found, "a `lab` parameter without its port (LabPort, StudyLab, …):\n" + "\n".join(found)
+
+
 def test_the_walk_finds_what_it_looks_for(tmp_path):
     source = tmp_path / "sample.py"
     source.write_text("def f(lab, gpu_sim_lab, fake, self, triton):\n"
@@ -123,3 +141,6 @@ def test_the_walk_finds_what_it_looks_for(tmp_path):
                                                           "self.lab.markers.add", "fake.experiments.study"]
     assert [member for member, _ in reaches(source)] == ["config", "load", "markers", "experiments", "served_config",
                                                          "mark"]
+    typed = tmp_path / "typed.py"
+    typed.write_text("def f(lab: LabPort, x): pass\ndef g(x, lab): pass\nh = lambda lab: lab\n")
+    assert untyped_labs(typed) == [2, 3]
