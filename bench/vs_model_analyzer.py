@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.experiments.sweep.model_analyzer import ma_choice, ma_config_yaml
+from app.experiments.sweep.model_analyzer import ma_best_by_choice, ma_choice, ma_config_yaml
 from app.experiments.sweep.space import Choice, SearchSpace
 from app.paths import MODEL_REPOSITORY
 from app.server.binary import library_dir, prepare_backends, server_binary
@@ -110,7 +110,20 @@ def run_model_analyzer(space: SearchSpace, repo: Path, work: Path, timeout_s: fl
         raise RuntimeError(f"Model Analyzer failed ({rc}):\n{_tail(log)}")
     choice, figures = ma_choice(export, space=space)
     return {"wall_s": wall, "choice": _choice_json(choice), "figures": figures, "yaml": yaml_text,
-            "export_path": str(export)}
+            "export_path": str(export), "by_choice": ma_best_by_choice(export, space)}
+
+
+def as_model_analyzer_saw_it(ma: dict, choice: dict | None) -> dict | None:
+    """Return how Model Analyzer's own measurements rate another tuner's choice: its best throughput inside the
+    budget and the shortfall from Model Analyzer's choice (None when it measured none of it inside the budget)."""
+    if choice is None or ma["choice"] is None:
+        return None
+    key = choice["key"]
+    seen = ma["by_choice"].get(key) or (ma["by_choice"].get("default") if key.endswith("-start") else None)
+    if seen is None:
+        return {"throughput_rps": None, "shortfall": None}
+    return {"throughput_rps": seen["throughput_rps"], "p99_ms": seen["p99_ms"], "load": seen["load"],
+            "shortfall": 1 - seen["throughput_rps"] / ma["figures"]["throughput_rps"]}
 
 
 def _interrupt(proc: subprocess.Popen) -> None:
@@ -193,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                 result[arm]["ratio"] = result[arm]["wall_s"] / ma_wall
                 result[arm]["study_ratio"] = result[arm]["sweep_wall_s"] / ma_wall
                 result[arm]["agree"] = result[arm]["choice"] == result["model_analyzer"]["choice"]
+                result[arm]["as_model_analyzer_saw_it"] = as_model_analyzer_saw_it(result["model_analyzer"],
+                                                                                   result[arm]["choice"])
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -227,6 +242,12 @@ def _print(result: dict) -> None:
               f"{lab['measurements']} measurements -> {_describe(lab['choice'], lab['figures'])}")
         print(f"  ratio to Model Analyzer: {lab['ratio']:.3f} with the server's start, {lab['study_ratio']:.3f} the "
               f"study alone; choices {'agree' if lab['agree'] else 'DIFFER'}")
+        seen = lab.get("as_model_analyzer_saw_it")
+        if not lab["agree"] and seen:
+            print("  Model Analyzer's own measurements of that choice: " + (
+                "none inside the budget" if seen["throughput_rps"] is None else
+                f"{seen['throughput_rps']:.0f} infer/s at load {seen['load']:g} (p99 {seen['p99_ms']:.1f} ms), "
+                f"{seen['shortfall']:.1%} below its own choice"))
 
 
 def _describe(choice: dict | None, figures: dict | None) -> str:

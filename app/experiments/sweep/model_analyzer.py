@@ -156,6 +156,32 @@ def ma_choice(export_path: Path, output_repository: Path | None = None,
     return Choice(**{k: values[k] for k in knobs}), figures
 
 
+def ma_best_by_choice(export_path: Path, space: SearchSpace,
+                      output_repository: Path | None = None) -> dict[str, dict]:
+    """Return, per configuration Model Analyzer measured (by Choice key), the figures of its best measurement inside
+    the constraints — how Model Analyzer itself rates a configuration another tuner chose. A configuration with none
+    inside them is left out."""
+    export_path = Path(export_path)
+    repo = Path(output_repository) if output_repository else export_path / "output_model_repository"
+    knobs = _space_knobs(space)
+    best: dict[str, dict] = {}
+    for row in _rows(export_path / RESULTS_CSV):
+        figures = _figures(row)
+        variant = row["Model Config Path"]
+        if not figures["satisfies"]:
+            continue
+        if variant.endswith(DEFAULT_SUFFIX):
+            key = Choice().key
+        elif (repo / variant / "config.pbtxt").is_file():
+            values = _values(repo / variant / "config.pbtxt")
+            key = Choice(**{k: values[k] for k in knobs}).key
+        else:
+            continue
+        if key not in best or figures["throughput_rps"] > best[key]["throughput_rps"]:
+            best[key] = figures
+    return best
+
+
 def _rows(path: Path) -> list[dict]:
     if not path.is_file():
         raise FileNotFoundError(f"no {path}: did Model Analyzer's profile finish?")

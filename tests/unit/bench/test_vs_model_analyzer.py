@@ -1,0 +1,22 @@
+"""bench/vs_model_analyzer rates a choice that differs from Model Analyzer's by Model Analyzer's own measurements."""
+from __future__ import annotations
+
+from bench.vs_model_analyzer import as_model_analyzer_saw_it
+
+MA = {"choice": {"key": "i3-d0", "label": "3 instances, delay 0 µs"},
+      "figures": {"throughput_rps": 800.0, "p99_ms": 21.0, "load": 16.0},
+      "by_choice": {"i3-d0": {"throughput_rps": 800.0, "p99_ms": 21.0, "load": 16.0},
+                    "i2-d5000": {"throughput_rps": 760.0, "p99_ms": 15.0, "load": 8.0},
+                    "default": {"throughput_rps": 300.0, "p99_ms": 12.0, "load": 2.0}}}
+
+
+def test_a_differing_choice_is_rated_by_what_model_analyzer_measured_of_it():
+    seen = as_model_analyzer_saw_it(MA, {"key": "i2-d5000", "label": "2 instances, delay 5000 µs"})
+    assert seen["throughput_rps"] == 760.0 and seen["load"] == 8.0
+    assert abs(seen["shortfall"] - 0.05) < 1e-9, seen
+
+
+def test_the_starting_config_is_model_analyzers_default_and_an_unmeasured_one_says_so():
+    assert as_model_analyzer_saw_it(MA, {"key": "i1-d500-start", "label": "x"})["throughput_rps"] == 300.0
+    assert as_model_analyzer_saw_it(MA, {"key": "i4-d0", "label": "x"}) == {"throughput_rps": None, "shortfall": None}
+    assert as_model_analyzer_saw_it(MA, None) is None
