@@ -64,7 +64,7 @@ def part_reaches(path: Path) -> list[tuple[int, str]]:
     if not any(f".{part}." in text for part in PARTS):  # most files: nothing to parse
         return []
     return [(node.lineno, f"{ast.unparse(node.value.value)}.{node.value.attr}.{node.attr}")
-            for node in attributes(ast.parse(text, str(path)))
+            for node in attributes(parsed(path))
             if isinstance(node.value, ast.Attribute) and node.value.attr in PARTS and is_lab(node.value.value)]
 
 
@@ -119,7 +119,7 @@ def untyped_labs(path: Path) -> list[int]:
     text = path.read_text()
     if "lab" not in text:
         return []
-    return [node.lineno for node in ast.walk(ast.parse(text, str(path)))
+    return [node.lineno for node in ast.walk(parsed(path))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
             if arg.arg == "lab" and getattr(arg, "annotation", None) is None]
