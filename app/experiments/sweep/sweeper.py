@@ -172,7 +172,7 @@ def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "
         "best": best.key if best else None, "points": len(result.points), "skipped": result.skipped,
         "wall_s": result.wall_s, "rechecked": sweeper.rechecked,
         "repeats": sum(len(r) for r in sweeper.repeats.values()),
-        "twin": [r.to_dict() for r in sweeper.ranking],
+        "twin": [{**r.to_dict(), "measured": r.choice.key in sweeper.twin_kept} for r in sweeper.ranking],
         "recommendation": advice.to_dict() if advice else None})
     sweeper.report(final=True)
     return result
@@ -266,6 +266,7 @@ class _Sweeper(StudyDriver):
         self.remaining_configs = 0
         self.state = SweepProgress(study_id, done=len(done), points=list(done.values()))
         self.ranking: list[Ranked] = []  # the twin's, when it chose what to measure
+        self.twin_kept: set[str] = set()  # the keys of the configurations it chose
 
     # --- the search -------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -309,6 +310,7 @@ class _Sweeper(StudyDriver):
                             lambda load: traffic_spec(self.space, load, self.options.seed))
         top = self.options.twin_top
         keep = kept(self.ranking, top)
+        self.twin_kept = {r.choice.key for r in keep}
         for place, r in enumerate(self.ranking, 1):
             if r not in keep:
                 self.skipped.append(f"{r.choice.label}: not measured — the twin ranks it #{place} of "

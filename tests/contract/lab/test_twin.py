@@ -46,7 +46,7 @@ def test_it_learns_from_traffic_predicts_before_apply_and_measures_the_predictio
         lab.stop_traffic()
 
 
-def test_a_sweep_ranked_by_the_twin_measures_only_its_top_configuration(gpu_sim_lab):
+def test_a_sweep_ranked_by_the_twin_measures_only_its_top_configuration_and_its_ties(gpu_sim_lab):
     space = SearchSpace(model="gpu_sim", instances=(1, 2), loads=(2, 4), load_kind=CONCURRENCY, p99_budget_ms=200.0)
     result = run_sweep(gpu_sim_lab, space, label="twin-ranked",
                        options=SweepOptions(twin_top=1, window_s=0.5, max_windows=4, recheck_top=1))
@@ -54,10 +54,14 @@ def test_a_sweep_ranked_by_the_twin_measures_only_its_top_configuration(gpu_sim_
     print(ranked, [p.key for p in result.points], result.skipped)
     assert result.status == "done" and len(ranked) >= 2, (result.status, result.note, ranked)
     measured = {p.choice.key for p in result.points}
-    assert measured == {ranked[0]["choice"]}, (measured, ranked)
+    chosen = [r for r in ranked if r["measured"]]
+    assert measured == {r["choice"] for r in chosen} and ranked[0] in chosen, (measured, ranked)
+    # the top one, and at most one more: one the twin cannot tell from it (predicted within 10 %)
+    assert len(chosen) <= 2 and all(r["predicted_goodput_rps"] >= 0.9 * ranked[0]["predicted_goodput_rps"]
+                                    for r in chosen), ranked
     skipped = [s for s in result.skipped if "not measured — the twin ranks it #" in s]
-    assert len(skipped) == len(ranked) - 1, result.skipped
-    assert result.best is not None and result.best.choice.key == ranked[0]["choice"]  # the answer is a measured one
+    assert len(skipped) == len(ranked) - len(chosen), result.skipped
+    assert result.best is not None and result.best.choice.key in measured  # the answer is a measured one
 
 
 def test_the_predict_command_probes_and_prints_each_combination_as_json(triton, tmp_path):
