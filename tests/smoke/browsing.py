@@ -93,7 +93,15 @@ def stop_traffic(page) -> None:
     """Press Stop traffic when it can be pressed; wait until Start traffic can."""
     settled(page)
     stop = page.get_by_role("button", name="Stop traffic")
-    stop.first.wait_for()
+    try:
+        stop.first.wait_for()
+    except Exception as exc:  # noqa: BLE001 - said with what the page showed instead (a CI run met this once)
+        try:
+            shown = page.locator('[data-testid="stMain"]').inner_text(timeout=5_000)[:3000]
+        except Exception as unread:  # noqa: BLE001 - the page itself may be what broke
+            shown = f"(its main area could not be read: {unread})"
+        raise AssertionError(f"no Stop traffic button ({type(exc).__name__}); the page at {page.url} showed:\n"
+                             f"{shown}") from exc
     if stop.first.is_enabled():
         stop.first.click()
         wait_until(lambda: page.get_by_role("button", name="Start traffic").is_enabled(), 60,
