@@ -106,6 +106,18 @@ def tab(page, name: str):
     return panel
 
 
+def run_study(page, form, button: str, name: str) -> None:
+    """Press the form's start button; wait until the study (a Sweep, a Comparison) says it started and then ended;
+    fail unless it ended done."""
+    form.get_by_role("button", name=button).click()
+    page.get_by_text(f"{name} started").wait_for()
+    wait_until(lambda: re.search(rf"{name} \d+: (done|failed|cancelled|interrupted)", info_texts(page)), STUDY_S,
+               f"the {name.lower()}'s end")
+    ended = re.search(rf"{name} \d+: (\w+)", info_texts(page)).group(1)
+    if ended != "done":
+        raise AssertionError(f"the {name.lower()} ended {ended}: {info_texts(page)[-800:]}")
+
+
 def sweep(page, links, model: str, ranked: bool) -> None:
     follow_link(page, links, "Experiments")
     form = tab(page, "Sweep")
@@ -114,13 +126,7 @@ def sweep(page, links, model: str, ranked: bool) -> None:
     form.get_by_role("spinbutton", name="Re-measure the top candidates (0–10)").fill("0")
     if ranked:
         form.get_by_role("spinbutton", name=re.compile("^Let the twin rank")).fill("2")
-    form.get_by_role("button", name="Start sweep").click()
-    page.get_by_text("Sweep started").wait_for()
-    wait_until(lambda: re.search(r"Sweep \d+: (done|failed|cancelled|interrupted)", info_texts(page)), STUDY_S,
-               "the sweep's end")
-    ended = re.search(r"Sweep \d+: (\w+)", info_texts(page)).group(1)
-    if ended != "done":
-        raise AssertionError(f"the sweep ended {ended}: {info_texts(page)[-800:]}")
+    run_study(page, form, "Start sweep", "Sweep")
 
 
 def ab(page, links, model: str) -> None:
@@ -128,13 +134,7 @@ def ab(page, links, model: str) -> None:
     form = tab(page, "A/B comparison")
     pick(page, "Model", model, form)
     form.get_by_label("Trials").fill("2")
-    form.get_by_role("button", name="Start comparison").click()
-    page.get_by_text("Comparison started").wait_for()
-    wait_until(lambda: re.search(r"Comparison \d+: (done|failed|cancelled|interrupted)", info_texts(page)), STUDY_S,
-               "the comparison's end")
-    ended = re.search(r"Comparison \d+: (\w+)", info_texts(page)).group(1)
-    if ended != "done":
-        raise AssertionError(f"the comparison ended {ended}: {info_texts(page)[-800:]}")
+    run_study(page, form, "Start comparison", "Comparison")
 
 
 def scenario(page, links) -> None:

@@ -148,12 +148,8 @@ def ma_choice(export_path: Path, output_repository: Path | None = None,
     figures["measurements"] = len(rows)
     if not figures["satisfies"]:
         return None, figures
-    variant = top["Model Config Path"]
-    if variant.endswith(DEFAULT_SUFFIX):
-        return Choice(), figures
-    values = _values(repo / variant / "config.pbtxt")
     knobs = _space_knobs(space) if space is not None else _varied_knobs(repo, {r["Model Config Path"] for r in rows})
-    return Choice(**{k: values[k] for k in knobs}), figures
+    return _choice_of(repo, top["Model Config Path"], knobs), figures
 
 
 def ma_best_by_choice(export_path: Path, space: SearchSpace,
@@ -170,16 +166,20 @@ def ma_best_by_choice(export_path: Path, space: SearchSpace,
         variant = row["Model Config Path"]
         if not figures["satisfies"]:
             continue
-        if variant.endswith(DEFAULT_SUFFIX):
-            key = Choice().key
-        elif (repo / variant / "config.pbtxt").is_file():
-            values = _values(repo / variant / "config.pbtxt")
-            key = Choice(**{k: values[k] for k in knobs}).key
-        else:
+        if not variant.endswith(DEFAULT_SUFFIX) and not (repo / variant / "config.pbtxt").is_file():
             continue
+        key = _choice_of(repo, variant, knobs).key
         if key not in best or figures["throughput_rps"] > best[key]["throughput_rps"]:
             best[key] = figures
     return best
+
+
+def _choice_of(repo: Path, variant: str, knobs: list[str]) -> Choice:
+    """Return the choice a measured variant is: the default config's empty one, else its generated config's knobs."""
+    if variant.endswith(DEFAULT_SUFFIX):
+        return Choice()
+    values = _values(repo / variant / "config.pbtxt")
+    return Choice(**{k: values[k] for k in knobs})
 
 
 def _rows(path: Path) -> list[dict]:

@@ -7,6 +7,7 @@ import pytest
 
 from app.server.embedded import EmbeddedServer, ServerOptions
 from app.server.endpoint import Endpoint
+from tests.contract.loadgen.serverkit import add_bench_model, remove_bench_model
 from tests.third_party import copy_repository
 
 MODELS = ("fanout", "two_inputs", "text_len", "var_dims", "text_echo")
@@ -53,3 +54,11 @@ def third_party(third_party_server) -> Endpoint:
         said = server.log_tail(25)
         server.restart()
         pytest.fail(f"the third-party server died during this test and was started again; its log ended:\n{said}")
+
+
+@pytest.fixture(scope="module")
+def identity(triton):
+    """Serve the bench model `identity` on the session's server for a module's tests (identity_spec loads it)."""
+    add_bench_model(triton, "identity")
+    yield
+    remove_bench_model(triton, "identity")

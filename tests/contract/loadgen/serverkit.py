@@ -12,7 +12,8 @@ from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2 as mc
 
 from loadgen.run import LoadRun
-from loadgen.spec import LoadSpec
+from loadgen.inputs.shapes import ShapeSpec
+from loadgen.spec import LoadSpec, TrafficClass
 from loadgen.stats import stats_for
 
 BENCH_MODELS = Path(__file__).resolve().parents[3] / "bench" / "models"
@@ -59,3 +60,8 @@ def model_stats(triton, model: str) -> dict:
     """Return the model's inference statistics from /v2/models/MODEL/stats."""
     with urllib.request.urlopen(f"{triton.url}/v2/models/{model}/stats", timeout=5) as resp:
         return json.loads(resp.read())["model_stats"][0]
+
+
+def identity_spec(**kw) -> LoadSpec:
+    """A load of the bench model `identity` (16 floats a request; the `identity` fixture serves it)."""
+    return LoadSpec(model="identity", classes=(TrafficClass("c", shape=ShapeSpec(dims=(16,))),), **kw)

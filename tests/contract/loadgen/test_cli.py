@@ -8,22 +8,13 @@ import subprocess
 import sys
 
 from loadgen.cli import main
-
-SPEC = """
-mode: closed
-concurrency: 3
-classes:
-  - {name: fast, share: 1, priority: 0, sla_ms: 50}
-  - {name: probe, rate: 20, arrival: {kind: constant}}
-sequences:
-  - {count: 2, length: {kind: fixed, n: 4}}
-"""
+from tests.loadgen_data import CLI_SPEC
 
 
 def test_run_prints_a_summary_and_writes_json(triton, tmp_path, capsys):
     out = tmp_path / "out.json"
     spec = tmp_path / "s.yaml"
-    spec.write_text(SPEC)
+    spec.write_text(CLI_SPEC)
     records = tmp_path / "records.jsonl"
     code = main(["run", "--url", triton.url, "--model", "gpu_sim", "--spec", str(spec), "--duration", "1.5",
                  "--json", str(out), "--records", str(records)])

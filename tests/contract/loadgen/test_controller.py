@@ -9,9 +9,8 @@ import threading
 import pytest
 
 from loadgen.controller import LoadController
-from loadgen.inputs.shapes import ShapeSpec
 from loadgen.spec import LoadSpec, TrafficClass
-from tests.contract.loadgen.serverkit import add_bench_model, model_stats, remove_bench_model
+from tests.contract.loadgen.serverkit import identity_spec, model_stats
 from tests.helpers import wait_until
 
 ROW_KEYS = {"t", "cls", "sent", "ok", "failed", "rejected", "timeouts", "late", "throughput_rps", "goodput_rps",
@@ -30,17 +29,6 @@ def new_controller():
     yield make
     for ctl in made:
         ctl.close()
-
-
-@pytest.fixture(scope="module")
-def identity(triton):
-    add_bench_model(triton, "identity")
-    yield
-    remove_bench_model(triton, "identity")
-
-
-def identity_spec(**kw) -> LoadSpec:
-    return LoadSpec(model="identity", classes=(TrafficClass("c", shape=ShapeSpec(dims=(16,))),), **kw)
 
 
 def test_a_run_is_changed_watched_and_stopped_and_the_next_keeps_its_rows(triton, new_controller):

@@ -10,44 +10,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from app.paths import ROOT
 from loadgen.child_env import is_secret
 from loadgen.controller import LoadController
-from loadgen.inputs.shapes import ShapeSpec
-from loadgen.spec import LoadSpec, TrafficClass
+from loadgen.spec import LoadSpec
 from loadgen.specfile import spec_to_dict
 from loadgen.worker import WorkerProcess
-from tests.contract.loadgen.serverkit import add_bench_model, remove_bench_model
+from tests.contract.loadgen.serverkit import identity_spec
 from tests.helpers import wait_until
+from tests.loadgen_data import LAB_ENVIRONMENT, SECRET_VALUES
 
 INF = float("inf")
-LAB = {
-    "PATH": "/venv/bin:/usr/bin", "HOME": "/home/lab", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp/x",
-    "PYTHONPATH": "/extra", "LD_LIBRARY_PATH": "/libs",
-    "TBL_OPERATOR_TOKEN": "operator-secret", "TRITON_CONTROL_KEY": "control-secret", "GITHUB_TOKEN": "gh-secret",
-    "AWS_SECRET_ACCESS_KEY": "aws-secret", "DB_PASSWORD": "db-secret", "my_api_key": "api-secret",
-    "TBL_STATE_DIR": "/state", "TRITON_URL": "http://h:8000", "SHELL": "/bin/bash",
-    "https_proxy": "http://proxy:3128", "HTTP_PROXY": "http://user:pw@proxy:3128", "SSL_CERT_FILE": "/ca.pem",
-    "TRITON_GRPC_URL": "h:8001",
-}
-SECRET_VALUES = {"operator-secret", "control-secret", "gh-secret", "aws-secret", "db-secret", "api-secret"}
-
-
-@pytest.fixture(scope="module")
-def identity(triton):
-    add_bench_model(triton, "identity")
-    yield
-    remove_bench_model(triton, "identity")
-
-
-def identity_spec(**kw) -> LoadSpec:
-    return LoadSpec(model="identity", classes=(TrafficClass("c", shape=ShapeSpec(dims=(16,))),), **kw)
 
 
 def test_a_prestarted_worker_says_when_it_is_ready_holds_no_secret_and_a_new_process_says_it_again(monkeypatch):
-    for name, value in LAB.items():
+    for name, value in LAB_ENVIRONMENT.items():
         if is_secret(name, value):
             monkeypatch.setenv(name, value)
     worker = WorkerProcess()

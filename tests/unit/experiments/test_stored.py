@@ -2,35 +2,19 @@
 whose definition is damaged says why, and a study stored before its start was recorded reads as a file it wrote back."""
 from __future__ import annotations
 
-import sqlite3
 
 from app.experiments.ab.comparison import load_trials
 from app.experiments.driving import Start
 from app.experiments.stored import read_ab, read_sweep
-from app.experiments.sweep.space import SearchSpace
 from app.experiments.sweep.sweeper import load_points
-from app.store.database import DONE, Experiment, ExperimentStore, Study
-
-
-def _sql(store, *statements) -> None:
-    with sqlite3.connect(store.path) as db:
-        for statement in statements:
-            db.execute(*statement) if isinstance(statement, tuple) else db.execute(statement)
-
-
-def _sweep(store, keys=("i1@1", "i1@4", "i2@4"), **result):
-    space = SearchSpace(model="m", instances=(1, 2), delays_us=(), include_default=False, loads=(1, 4))
-    sid = store.add_study(Study("sweep", "s", "m", {"space": space.to_dict()}, 1.0, status=DONE, result=result))
-    for key in keys:
-        store.add_run(Experiment(key, "m", "cfg", kind="point", study_id=sid, point=key, outcome={"stable": True},
-                                 client={"all": {"p99_ms": 3.0, "throughput_rps": 100.0, "goodput_rps": 100.0}}))
-    return sid
+from tests.unit.store.stored_rows import run_sql, stored_sweep
+from app.store.database import Experiment, ExperimentStore, Study
 
 
 def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    sid = _sweep(store, keys=("i1@1", "i1@4", "i2@4", "i2@", "z9@4", "i1@-3", "i2@1"))
-    _sql(store, ("UPDATE experiments SET outcome = '{\"change\": \"big\"}' WHERE point = 'i2@1'",),
+    sid = stored_sweep(store, keys=("i1@1", "i1@4", "i2@4", "i2@", "z9@4", "i1@-3", "i2@1"))
+    run_sql(store, ("UPDATE experiments SET outcome = '{\"change\": \"big\"}' WHERE point = 'i2@1'",),
          ("UPDATE experiments SET client = 'null' WHERE point = 'i1@4'",))
     problems: list[str] = []
     points = load_points(store, sid, problems)
@@ -46,7 +30,7 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
     for point in ("A#0", "B#0", "A#x", "#1"):
         store.add_run(Experiment(point, "m", "cfg", kind="trial", study_id=ab, point=point,
                              client={"all": {"p99_ms": 1.0}}))
-    _sql(store, ("UPDATE experiments SET server = '{' WHERE point = 'B#0'",))
+    run_sql(store, ("UPDATE experiments SET server = '{' WHERE point = 'B#0'",))
     problems = []
     trials = load_trials(store, ab, problems)
     print(problems)
@@ -57,9 +41,9 @@ def test_points_and_trials_that_cannot_be_read_are_left_out_and_named(tmp_path):
 
 def test_a_stored_sweep_reads_as_far_as_it_can_and_a_broken_one_says_why(tmp_path):
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    whole = _sweep(store, best="i2@4", points=3)
-    gone = _sweep(store, best="i2@4", points=3)
-    _sql(store, ("DELETE FROM experiments WHERE study_id = ? AND point = 'i2@4'", (gone,)))
+    whole = stored_sweep(store, best="i2@4", points=3)
+    gone = stored_sweep(store, best="i2@4", points=3)
+    run_sql(store, ("DELETE FROM experiments WHERE study_id = ? AND point = 'i2@4'", (gone,)))
     record = read_sweep(store, store.study(whole))
     assert (record.broken, record.problems, len(record.points)) == ("", (), 3), record
     record = read_sweep(store, store.study(gone))
@@ -76,8 +60,8 @@ def test_a_stored_sweep_reads_as_far_as_it_can_and_a_broken_one_says_why(tmp_pat
         "'[\"space\"]'": "definition is a list, not a mapping",
     }
     for damage, words in cases.items():
-        sid = _sweep(store)
-        _sql(store, (f"UPDATE studies SET definition = {damage} WHERE id = ?", (sid,)))
+        sid = stored_sweep(store)
+        run_sql(store, (f"UPDATE studies SET definition = {damage} WHERE id = ?", (sid,)))
         record = read_sweep(store, store.study(sid))
         print(damage, "->", record.broken)
         assert record.space is None and words in record.broken, (damage, record.broken)

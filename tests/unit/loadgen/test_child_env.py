@@ -5,27 +5,17 @@ from __future__ import annotations
 import pytest
 
 from loadgen.child_env import child_environment, is_secret
-
-LAB = {
-    "PATH": "/venv/bin:/usr/bin", "HOME": "/home/lab", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp/x",
-    "PYTHONPATH": "/extra", "LD_LIBRARY_PATH": "/libs",
-    "TBL_OPERATOR_TOKEN": "operator-secret", "TRITON_CONTROL_KEY": "control-secret", "GITHUB_TOKEN": "gh-secret",
-    "AWS_SECRET_ACCESS_KEY": "aws-secret", "DB_PASSWORD": "db-secret", "my_api_key": "api-secret",
-    "TBL_STATE_DIR": "/state", "TRITON_URL": "http://h:8000", "SHELL": "/bin/bash",
-    "https_proxy": "http://proxy:3128", "HTTP_PROXY": "http://user:pw@proxy:3128", "SSL_CERT_FILE": "/ca.pem",
-    "TRITON_GRPC_URL": "h:8001",
-}
-SECRET_VALUES = {"operator-secret", "control-secret", "gh-secret", "aws-secret", "db-secret", "api-secret"}
+from tests.loadgen_data import LAB_ENVIRONMENT, SECRET_VALUES
 
 
 def test_a_server_child_gets_what_runs_a_program_and_nothing_else():
-    env = child_environment(LAB)
+    env = child_environment(LAB_ENVIRONMENT)
     assert env == {"PATH": "/venv/bin:/usr/bin", "HOME": "/home/lab", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
                    "TMPDIR": "/tmp/x", "PYTHONPATH": "/extra", "LD_LIBRARY_PATH": "/libs"}, env
 
 
 def test_a_client_child_also_gets_proxies_ca_bundles_and_the_grpc_address_but_no_password():
-    env = child_environment(LAB, network=True)
+    env = child_environment(LAB_ENVIRONMENT, network=True)
     assert env["https_proxy"] == "http://proxy:3128" and env["SSL_CERT_FILE"] == "/ca.pem"
     assert env["TRITON_GRPC_URL"] == "h:8001"
     assert "HTTP_PROXY" not in env, "a proxy URL with user:password@ is a secret"
@@ -33,10 +23,10 @@ def test_a_client_child_also_gets_proxies_ca_bundles_and_the_grpc_address_but_no
 
 
 def test_overrides_are_set_but_never_a_secret():
-    env = child_environment(LAB, overrides={"PATH": "/first:/venv/bin", "LD_LIBRARY_PATH": "/wheel/libs"})
+    env = child_environment(LAB_ENVIRONMENT, overrides={"PATH": "/first:/venv/bin", "LD_LIBRARY_PATH": "/wheel/libs"})
     assert (env["PATH"], env["LD_LIBRARY_PATH"]) == ("/first:/venv/bin", "/wheel/libs")
     with pytest.raises(ValueError, match="TRITON_CONTROL_KEY"):
-        child_environment(LAB, overrides={"TRITON_CONTROL_KEY": "x"})
+        child_environment(LAB_ENVIRONMENT, overrides={"TRITON_CONTROL_KEY": "x"})
 
 
 @pytest.mark.parametrize("name", ["TBL_OPERATOR_TOKEN", "TRITON_CONTROL_KEY", "client_secret", "PGPASSWORD",

@@ -10,16 +10,7 @@ import pytest
 from loadgen import cli
 from loadgen.cli import main, parser, spec_from_args
 from loadgen.spec import ArrivalKind, InputSpec, Mode, RetryKind
-
-SPEC = """
-mode: closed
-concurrency: 3
-classes:
-  - {name: fast, share: 1, priority: 0, sla_ms: 50}
-  - {name: probe, rate: 20, arrival: {kind: constant}}
-sequences:
-  - {count: 2, length: {kind: fixed, n: 4}}
-"""
+from tests.loadgen_data import CLI_SPEC
 
 
 def args(*argv):
@@ -40,7 +31,7 @@ def test_flags_build_the_spec(tmp_path):
     steps = spec_from_args(args("--rate", "10", "--arrival", "step", "-p", "steps=1:1,2:0.5"))
     assert steps.arrival.steps == ((1.0, 1.0), (2.0, 0.5))
     path = tmp_path / "s.yaml"
-    path.write_text(SPEC)
+    path.write_text(CLI_SPEC)
     from_file = spec_from_args(args("--spec", str(path), "--concurrency", "5"))
     assert from_file.concurrency == 5 and [c.name for c in from_file.classes] == ["fast", "probe"]
 

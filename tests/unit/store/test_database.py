@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from app.experiments.sweep.space import SearchSpace
+from tests.unit.store.stored_rows import run_sql, stored_sweep
 from app.store.database import DONE, INTERRUPTED, RUNNING, Experiment, ExperimentStore, Study
 from app.text_limits import MAX_LABEL_CHARS
 
@@ -61,26 +61,11 @@ def test_a_store_of_the_first_schema_is_upgraded_in_place(tmp_path):
 
 
 # --- damaged rows: every field read defensively (issue 25) ---------------------------------------------------
-def _sql(store, *statements) -> None:
-    with sqlite3.connect(store.path) as db:
-        for statement in statements:
-            db.execute(*statement) if isinstance(statement, tuple) else db.execute(statement)
-
-
-def _sweep(store, keys=("i1@1", "i1@4", "i2@4"), **result):
-    space = SearchSpace(model="m", instances=(1, 2), delays_us=(), include_default=False, loads=(1, 4))
-    sid = store.add_study(Study("sweep", "s", "m", {"space": space.to_dict()}, 1.0, status=DONE, result=result))
-    for key in keys:
-        store.add_run(Experiment(key, "m", "cfg", kind="point", study_id=sid, point=key, outcome={"stable": True},
-                             client={"all": {"p99_ms": 3.0, "throughput_rps": 100.0, "goodput_rps": 100.0}}))
-    return sid
-
-
 def test_a_damaged_study_row_reads_and_says_which_fields_are_wrong(tmp_path):
     store = ExperimentStore(tmp_path / "exp.sqlite")
-    whole = _sweep(store)
-    damaged = _sweep(store)
-    _sql(store, ("UPDATE studies SET definition = '{\"space\": ', created_at = 'yesterday', status = 'weird', "
+    whole = stored_sweep(store)
+    damaged = stored_sweep(store)
+    run_sql(store, ("UPDATE studies SET definition = '{\"space\": ', created_at = 'yesterday', status = 'weird', "
                  "result = '[1, 2]', env = 'null' WHERE id = ?", (damaged,)))
     by_id = {s.id: s for s in store.studies()}  # neither listing nor fetching raises
     assert by_id[whole].broken == "" and store.study(whole).broken == ""
@@ -97,7 +82,7 @@ def test_a_damaged_study_row_reads_and_says_which_fields_are_wrong(tmp_path):
 def test_a_damaged_run_keeps_what_reads_and_drops_figures_that_are_not_numbers(tmp_path):
     store = ExperimentStore(tmp_path / "exp.sqlite")
     run = store.add_run(Experiment("r", "m", "cfg", client={"all": {"p99_ms": 2.0}}, server={"avg_batch": 3.0}))
-    _sql(store, ("UPDATE experiments SET client = '{\"all\": {\"p99_ms\": \"fast\", \"throughput_rps\": NaN, "
+    run_sql(store, ("UPDATE experiments SET client = '{\"all\": {\"p99_ms\": \"fast\", \"throughput_rps\": NaN, "
                  "\"errors_by_kind\": {\"x\": 1}}, \"gold\": [1]}', server = '{\"avg_batch\": [3]}', "
                  "windows = 'nope', started_at = 'noon', seed = 2.5 WHERE id = ?", (run,)))
     got = store.run(run)
