@@ -9,6 +9,7 @@ measured spread they come from.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from dataclasses import dataclass, field
 
 from app.config.model_config import ModelConfig
@@ -76,13 +77,17 @@ class Scenario:
     source: str = ""  # where the claim comes from (chapter or guide)
     script: Script | None = None  # the presenter's words (app/scenarios/scripts.py)
 
-    def needs(self) -> frozenset[str]:
-        """Return the models it drives: its model and every model its phases send traffic to (the lab's own)."""
+    @cached_property
+    def _needs(self) -> frozenset[str]:  # the phases are fixed: built once (a page draws them at every rerun)
         models = {self.model}
         for phase in self.phases(False):
             traffic = phase.traffic
             models |= set(traffic.targets()) if isinstance(traffic, LoadSpec) else {traffic.model}
         return frozenset(models)
+
+    def needs(self) -> frozenset[str]:
+        """Return the models it drives: its model and every model its phases send traffic to (the lab's own)."""
+        return self._needs
 
     def missing(self, ready: set[str] | frozenset[str]) -> list[str]:
         """Return the models it needs that are not among `ready` (the server's READY models), sorted."""

@@ -3,9 +3,32 @@ no server, no process, no network. Fixtures: `fake` (a FakeLab of the lab's mode
 process's one Lab, an operator's session: what every page's lab_or_stop() returns)."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from tests.fakes.fake_lab import FakeLab
+
+
+MEMORY = Path("/dev/shm")  # a tmpfs on Linux
+
+
+@pytest.fixture
+def tmp_path(tmp_path_factory) -> Path:
+    """A test's own empty folder, in memory where the machine has a tmpfs: the unit tier's stores are SQLite files,
+    and on a disk every commit waits for fsync (a FakeLab takes 16 ms to make on /tmp, 5 ms on /dev/shm; measured
+    2026-12-06). Removed after the test; elsewhere it is pytest's own tmp_path."""
+    if not (MEMORY.is_dir() and os.access(MEMORY, os.W_OK)):
+        yield tmp_path_factory.mktemp("test")
+        return
+    folder = Path(tempfile.mkdtemp(prefix="tbl-unit-", dir=MEMORY))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from app.ui.access import access, can_operate, token_prompt
 from app.ui.demo.presenter import presenter_panel
 from app.ui.text import redacted
 from app.ui.state import get_lab
-from app.ui.panels.whatif_panel import whatif_panel
+from app.ui.panels.whatif_panel import predicted_at_apply, whatif_panel
 
 
 def lab_or_stop(prompt: bool = True) -> LabPort:
@@ -134,8 +134,9 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
         st.info(f"Apply is off: {cannot}. Everything else on this page works.")
     c1, c2 = st.columns(2)
     if c1.button("Apply", type="primary", disabled=not diff or bool(cannot), key=f"{key}:apply", width="stretch"):
-        run_apply(f"{key}:result", lambda confirm: _noted(lab, model, prediction, lab.apply(
-            model, proposed, summarize_change(old, new), base=version, confirm_contract=confirm)))
+        run_apply(f"{key}:result", lambda confirm: _noted(
+            lab, model, predicted_at_apply(lab, model, new, prediction),  # before the change
+            lab.apply(model, proposed, summarize_change(old, new), base=version, confirm_contract=confirm)))
     if c2.button("Undo", key=f"{key}:undo", width="stretch", disabled=blocked is not None or bool(cannot),
                  help=blocked or "bring back the config that served before the last change"):
         run_apply(f"{key}:result", lambda confirm: lab.undo(model))

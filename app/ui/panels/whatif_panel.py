@@ -22,9 +22,38 @@ KEYS = {"throughput_rps": "throughput_rps", "p50_ms": "p50_ms", "p99_ms": "p99_m
 def whatif_panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSettings | None,
                  key: str) -> Prediction | None:
     """Show what the twin expects of the knobs as set (and of what serves) under the traffic running, beside the
-    live figures; return the prediction for the proposed knobs (None: nothing proposed, or the twin cannot say)."""
-    with st.expander("What if — the twin's prediction for these knobs", expanded=proposed is not None):
+    live figures; return the prediction for the proposed knobs (None: nothing proposed, the panel is closed, or the
+    twin cannot say).
+
+    The twin runs only while the panel is open — it opens by itself when a knob moves: each prediction is a few
+    simulated runs (0.1-0.5 s of CPU) that would otherwise take CPU from the server under test at every redraw, on a
+    machine that may have two cores. Closed, it still has the changes' predictions measured and stored."""
+    box = st.expander("What if — the twin's prediction for these knobs", expanded=proposed is not None,
+                      key=whatif_key(key, proposed is not None), on_change="rerun")
+    if not box.open:
+        lab.prediction_checks(model)  # measured once the change has shown, open or not
+        return None
+    with box:
         return _panel(lab, model, served, proposed, key)
+
+
+def whatif_key(key: str, proposed: bool) -> str:
+    """Return the panel's widget key on a page (key): one for the knobs as served, one for knobs moved, so that a
+    moved knob opens it."""
+    return f"{key}:whatif:{'proposed' if proposed else 'served'}"
+
+
+def predicted_at_apply(lab: LabPort, model: str, settings: ModelSettings,
+                       shown: Prediction | None) -> Prediction | None:
+    """Return the prediction to keep with an Apply of settings: the one shown, else (the panel closed) the twin's now,
+    before the change; None when the twin cannot say."""
+    if shown is not None:
+        return shown
+    try:
+        load = lab.twin_load(model)
+        return lab.predict(model, settings, load) if load is not None else None
+    except ValueError:
+        return None
 
 
 def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSettings | None,

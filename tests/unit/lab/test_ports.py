@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 from app.lab import ports
@@ -18,6 +19,8 @@ STUDIES = [*sorted((ROOT / "app" / "experiments").rglob("*.py")), *sorted((ROOT 
 # the Lab's parts, private since the Lab became a composition root: none is reached from outside app/lab
 PARTS = {"config", "load", "markers", "experiments", "metrics", "jobs", "endpoint", "server", "fleet", "gpu_memory",
          "keeper", "repo", "control_mode", "backend", "embedded", "locust_url"}
+# what a reach looks like in the text (a lab's name, then .<part>.), loosely: a file without it has none to parse
+REACH = re.compile(r"(?:lab|fake)\)?[\s\\]*\.[\s\\]*(?:" + "|".join(sorted(PARTS)) + r")[\s\\]*\.")
 SEARCHED = ("app", "lab_pages", "bench", "scripts", "tests")
 FAKE_NAMES = {"fake", "on_fake"}  # the unit tier's FakeLab fixtures
 LAUNCHERS = {"start_job"}  # a study's start_* function hands the study to the lab's one job; the study never does
@@ -60,8 +63,7 @@ def launches(path: Path) -> set[int]:
 
 def part_reaches(path: Path) -> list[tuple[int, str]]:
     """Return (line, text) of every `lab.<part>.<member>` in a file."""
-    text = path.read_text()
-    if not any(f".{part}." in text for part in PARTS):  # most files: nothing to parse
+    if not REACH.search(path.read_text()):  # most files: nothing to parse
         return []
     return [(node.lineno, f"{ast.unparse(node.value.value)}.{node.value.attr}.{node.attr}")
             for node in attributes(parsed(path))

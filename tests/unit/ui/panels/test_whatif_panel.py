@@ -3,6 +3,7 @@ Apply; after Apply the prediction is kept with the change and shown beside its m
 from __future__ import annotations
 
 from app.traffic.form import TrafficForm, build_spec
+from app.ui.panels.whatif_panel import whatif_key
 from tests.unit.ui.apptest import ok, open_page, texts, widget
 
 PAGE = "lab_pages/dynamic_batching.py"
@@ -12,8 +13,14 @@ def panel_tables(at) -> list:
     return [df.value for df in at.dataframe if "figure" in df.value.columns]
 
 
+def opened(at, key: str = "dynamic"):
+    """Open the panel as a user does (it reruns the page) while the knobs are as served."""
+    at.session_state[whatif_key(key, False)] = True
+    return at.run()
+
+
 def test_without_traffic_it_says_it_predicts_for_the_traffic_the_lab_sends(on_fake):
-    at = open_page(PAGE)
+    at = opened(open_page(PAGE))
     assert any("start traffic to `gpu_sim`" in t for t in texts(at.caption)), texts(at.caption)
     assert not any("predicted, as served" in df.columns for df in panel_tables(at))
 
@@ -21,6 +28,8 @@ def test_without_traffic_it_says_it_predicts_for_the_traffic_the_lab_sends(on_fa
 def test_with_traffic_it_predicts_what_serves_and_the_knobs_as_set_beside_the_live_figures(on_fake):
     on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150)), ran_s=20)
     at = open_page(PAGE)
+    assert not panel_tables(at), "closed until opened or a knob moves: the twin ran"
+    at = opened(at)
     (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
     assert list(table["figure"]) == ["client ok throughput (req/s)", "client p50 (ms)", "client p99 (ms)",
                                      "average batch size (inferences)"], table
@@ -30,6 +39,7 @@ def test_with_traffic_it_predicts_what_serves_and_the_knobs_as_set_beside_the_li
     (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
     assert "predicted, these knobs" in table.columns, table.columns
     ok(at.button(key="dynamic:apply").click().run())
+    at = opened(at)  # the knobs are as served again: the panel is the closed one until opened
     (checks,) = [t for t in panel_tables(at) if "measured (10 s after)" in t.columns]
     assert set(checks["change"]) == {"max_queue_delay_us 500→2000"} or len(checks) == 2, checks
     assert set(checks["measured (10 s after)"]) == {"waiting…"}, checks  # the change has not shown for 10 s yet
@@ -38,5 +48,19 @@ def test_with_traffic_it_predicts_what_serves_and_the_knobs_as_set_beside_the_li
 
 def test_a_stateful_model_gets_the_reason_the_twin_gives_none(on_fake):
     on_fake.start_traffic(build_spec(TrafficForm(model="stream_acc", sequences=4, sequence_length=10)), ran_s=20)
-    at = open_page("lab_pages/sequence_batching.py")
+    at = opened(open_page("lab_pages/sequence_batching.py"), "sequence")
     assert any("No prediction: " in t and "sequence" in t for t in texts(at.caption)), texts(at.caption)
+
+
+def test_closed_it_runs_no_twin_yet_an_apply_keeps_the_twins_prediction_and_its_measurement(on_fake):
+    on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150)), ran_s=20)
+    at = open_page(PAGE)
+    widget(at.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
+    assert any("predicted, these knobs" in t.columns for t in panel_tables(at)), "a moved knob opens it"
+    at.session_state[whatif_key("dynamic", True)] = False  # the user closes it
+    at.run()
+    assert not panel_tables(at)
+    ok(at.button(key="dynamic:apply").click().run())
+    (check,) = on_fake.prediction_checks("gpu_sim")  # predicted at the click, before the change
+    assert check.change == "max_queue_delay_us 500→2000" and check.measured is None, check
+    assert check.interval("throughput_rps").value > 0, check.predicted
