@@ -162,7 +162,18 @@ def run_lab_sweep(space: SearchSpace, repo: Path, work: Path, twin_top: int = 0)
                    "p99_ms": best.get("p99_ms"), "load": best.load}
     return {"wall_s": wall, "sweep_wall_s": result.wall_s, "status": result.status, "note": result.note,
             "measurements": len(result.points), "choice": _choice_json(best.choice if best else None),
-            "figures": figures, "skipped": result.skipped}
+            "figures": figures, "skipped": result.skipped,
+            "measured": sorted({p.choice.key for p in result.points})}
+
+
+def measured_ma_choice(ma: dict, lab: dict) -> bool | None:
+    """Return whether a lab sweep measured Model Analyzer's choice (its served config, 'default' to Model Analyzer,
+    is the lab's '…-start'); None when Model Analyzer chose nothing. A twin-ranked sweep that did measure it can
+    differ from Model Analyzer only by what the two measured, not by what the twin left out."""
+    if ma["choice"] is None:
+        return None
+    key = ma["choice"]["key"]
+    return any(m == key or (key == "default" and m.endswith("-start")) for m in lab["measured"])
 
 
 def _choice_json(choice: Choice | None) -> dict | None:
@@ -208,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
                 result[arm]["agree"] = result[arm]["choice"] == result["model_analyzer"]["choice"]
                 result[arm]["as_model_analyzer_saw_it"] = as_model_analyzer_saw_it(result["model_analyzer"],
                                                                                    result[arm]["choice"])
+                result[arm]["measured_ma_choice"] = measured_ma_choice(result["model_analyzer"], result[arm])
+            # what the twin's pruning changed: the twin-ranked sweep against the lab's own full one, same engine
+            result["lab_twin"]["agree_with_full_sweep"] = result["lab_twin"]["choice"] == result["lab"]["choice"]
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -242,6 +256,9 @@ def _print(result: dict) -> None:
               f"{lab['measurements']} measurements -> {_describe(lab['choice'], lab['figures'])}")
         print(f"  ratio to Model Analyzer: {lab['ratio']:.3f} with the server's start, {lab['study_ratio']:.3f} the "
               f"study alone; choices {'agree' if lab['agree'] else 'DIFFER'}")
+        print(f"  measured Model Analyzer's choice: {'yes' if lab.get('measured_ma_choice') else 'no'}"
+              + (f"; the same choice as the full sweep: {'yes' if lab['agree_with_full_sweep'] else 'NO'}"
+                 if "agree_with_full_sweep" in lab else ""))
         seen = lab.get("as_model_analyzer_saw_it")
         if not lab["agree"] and seen:
             print("  Model Analyzer's own measurements of that choice: " + (

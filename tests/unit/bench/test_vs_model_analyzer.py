@@ -1,7 +1,8 @@
-"""bench/vs_model_analyzer rates a choice that differs from Model Analyzer's by Model Analyzer's own measurements."""
+"""bench/vs_model_analyzer rates a choice that differs from Model Analyzer's by Model Analyzer's own measurements, and
+says whether a sweep measured Model Analyzer's choice at all."""
 from __future__ import annotations
 
-from bench.vs_model_analyzer import as_model_analyzer_saw_it
+from bench.vs_model_analyzer import as_model_analyzer_saw_it, measured_ma_choice
 
 MA = {"choice": {"key": "i3-d0", "label": "3 instances, delay 0 µs"},
       "figures": {"throughput_rps": 800.0, "p99_ms": 21.0, "load": 16.0},
@@ -20,3 +21,11 @@ def test_the_starting_config_is_model_analyzers_default_and_an_unmeasured_one_sa
     assert as_model_analyzer_saw_it(MA, {"key": "i1-d500-start", "label": "x"})["throughput_rps"] == 300.0
     assert as_model_analyzer_saw_it(MA, {"key": "i4-d0", "label": "x"}) == {"throughput_rps": None, "shortfall": None}
     assert as_model_analyzer_saw_it(MA, None) is None
+
+
+def test_a_sweep_measured_model_analyzers_choice_or_left_it_out():
+    assert measured_ma_choice(MA, {"measured": ["i2-d5000", "i3-d0"]}) is True
+    assert measured_ma_choice(MA, {"measured": ["i2-d5000", "i4-d0"]}) is False
+    default = {**MA, "choice": {"key": "default", "label": "the served config"}}
+    assert measured_ma_choice(default, {"measured": ["i1-d500-start"]}) is True
+    assert measured_ma_choice({**MA, "choice": None}, {"measured": ["i3-d0"]}) is None
