@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.embedded import endpoint_at, group_alive, wait_ready
+from app.server.embedded import endpoint_at, group_alive, remove_shm, shm_flag, shm_prefix, wait_ready
 from app.server.endpoint import Endpoint
 from app.server.start_errors import start_with_one_more_try
 from app.server.launcher import launcher
@@ -32,6 +32,7 @@ class HandStartedServer:
     repo: Path
     log_path: Path
     argv: tuple[str, ...]
+    shm_prefix: str | None = None  # its Python-backend shared memory (app.server.embedded.shm_flag)
 
     @property
     def pid(self) -> int:
@@ -64,6 +65,7 @@ class HandStartedServer:
                 break
         if self.proc.poll() is None:
             self.proc.wait(5)
+        remove_shm(self.shm_prefix)
 
 
 def start_by_hand(repo: Path, base: Path, *mode_args: str, ready_timeout_s: float = 120.0) -> HandStartedServer:
@@ -86,6 +88,7 @@ def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_tim
         "--metrics-address=127.0.0.1", f"--metrics-port={metrics}",
         "--metrics-interval-ms=1000",
         "--exit-timeout-secs=5",
+        shm_flag(shm_prefix(http)),
         *TOLERANT,
     )
     env = dict(os.environ)
@@ -97,7 +100,8 @@ def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_tim
     with open(log_path, "wb") as log:
         # The launcher starts it in a new session (start_new_session=True) that dies with the test process.
         proc = launcher().popen(list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
-    server = HandStartedServer(proc, endpoint_at("127.0.0.1", (http, grpc, metrics)), Path(repo), log_path, argv)
+    server = HandStartedServer(proc, endpoint_at("127.0.0.1", (http, grpc, metrics)), Path(repo), log_path, argv,
+                               shm_prefix(http))
     try:
         wait_ready(server.endpoint, ready_timeout_s,
                    lambda: f"tritonserver exited with {proc.returncode}:\n{server.log_tail()}"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -109,6 +110,33 @@ def test_stop_ends_the_server_and_its_stub_processes(tmp_path):
     pgid = server.proc.pid
     server.stop()
     assert not group_alive(pgid)
+
+
+def test_what_a_killed_server_leaves_in_shared_memory_goes_when_the_lab_stops_it(tmp_path):
+    """The Python backend's regions in /dev/shm carry this server's own prefix (Triton's default is every server's):
+    a server killed before its stubs freed them leaves them behind, and stop removes them, none of another's."""
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("gpu_sim",), log_dir=tmp_path))
+    server.start()
+    prefix = server.shm_prefix
+
+    def regions() -> list[str]:
+        return sorted(p.name for p in Path("/dev/shm").glob(f"{prefix}*"))
+
+    other = Path("/dev/shm") / f"tbl_not_{prefix}"  # a name another server could have: left alone
+    other.write_bytes(b"")
+    try:
+        assert regions(), f"the server's Python backend made no region named {prefix}*"
+        os.killpg(server.proc.pid, signal.SIGKILL)  # the server and its stubs: nobody frees anything
+        server.proc.wait(10)
+        left = regions()
+        assert left, "a killed server left no region: this test no longer shows the leak it guards against"
+    finally:
+        server.stop()
+    try:
+        assert regions() == [], f"stop left {regions()} of the killed server's {left}"
+        assert other.exists()
+    finally:
+        other.unlink()
 
 
 def test_cli_serves_every_model_until_interrupted(tmp_path):
