@@ -41,6 +41,12 @@ def test_a_delay_applied_on_the_page_serves_is_written_and_marked(dashboard, pag
         thumb.press("End")  # the last option: 20000 µs
         wait_until(lambda: "max_queue_delay_microseconds: 20000" in page.locator('[data-testid="stCode"]').first
                    .inner_text(), 30, "the pending diff of the delay")
+        # What if opens by itself when a knob moves (closed, the twin does not run) and says what it predicts
+        whatif = page.locator('[data-testid="stExpander"]', has_text="What if")
+        wait_until(lambda: whatif.locator("details[open]").count() == 1, 30, "What if to open once a knob moved")
+        wait_until(lambda: whatif.get_by_text("The twin: a discrete-event model").count()
+                   or whatif.get_by_text("No prediction").count(), 60,
+                   "the twin's prediction for the moved knob, or why it has none, in What if")
         page.get_by_role("button", name="Apply").click()
         page.get_by_text("reloaded gpu_sim").wait_for()
         written = settings_of(read_config(triton.repo / "gpu_sim" / "config.pbtxt")).dynamic_batching
