@@ -263,7 +263,7 @@ def shm_prefix(http_port: int) -> str:
 def shm_flag(prefix: str) -> str:
     """Return the flag that names a server's Python-backend shared-memory regions (in /dev/shm) with prefix: Triton's
     default name is the same for every server on the machine, so what a server killed before its stubs freed them
-    left behind could not be told from another server's (2026-12-06: 190 regions of 1 MiB from test runs)."""
+    left behind could not be told from another server's (2026-12-06: 188 regions of 1 MiB from test runs)."""
     return f"--backend-config=python,shm-region-prefix-name={prefix}"
 
 
