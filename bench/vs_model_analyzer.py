@@ -118,8 +118,7 @@ def as_model_analyzer_saw_it(ma: dict, choice: dict | None) -> dict | None:
     budget and the shortfall from Model Analyzer's choice (None when it measured none of it inside the budget)."""
     if choice is None or ma["choice"] is None:
         return None
-    key = choice["key"]
-    seen = ma["by_choice"].get(key) or (ma["by_choice"].get("default") if key.endswith("-start") else None)
+    seen = next((ma["by_choice"][k] for k in _ma_names(choice["key"]) if k in ma["by_choice"]), None)
     if seen is None:
         return {"throughput_rps": None, "shortfall": None}
     return {"throughput_rps": seen["throughput_rps"], "p99_ms": seen["p99_ms"], "load": seen["load"],
@@ -172,8 +171,12 @@ def measured_ma_choice(ma: dict, lab: dict) -> bool | None:
     differ from Model Analyzer only by what the two measured, not by what the twin left out."""
     if ma["choice"] is None:
         return None
-    key = ma["choice"]["key"]
-    return any(m == key or (key == "default" and m.endswith("-start")) for m in lab["measured"])
+    return any(ma["choice"]["key"] in _ma_names(m) for m in lab["measured"])
+
+
+def _ma_names(key: str) -> tuple[str, ...]:
+    """Return what Model Analyzer may call a lab choice: its key, and for the served config ('…-start') 'default'."""
+    return (key, "default") if key.endswith("-start") else (key,)
 
 
 def _choice_json(choice: Choice | None) -> dict | None:

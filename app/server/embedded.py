@@ -267,18 +267,15 @@ def shm_flag(prefix: str) -> str:
     return f"--backend-config=python,shm-region-prefix-name={prefix}"
 
 
-def remove_shm(prefix: str | None) -> int:
-    """Remove what is left of a stopped server's shared-memory regions (its prefix, shm_flag); return how many."""
+def remove_shm(prefix: str | None) -> None:
+    """Remove what is left of a stopped server's shared-memory regions (its prefix, shm_flag)."""
     if not prefix:
-        return 0
-    removed = 0
+        return
     for path in SHM.glob(f"{prefix}*"):
         try:
             path.unlink()
-            removed += 1
-        except OSError:
+        except OSError:  # gone meanwhile, or not ours to remove after all: stopping goes on
             pass
-    return removed
 
 
 def group_alive(pgid: int) -> bool:

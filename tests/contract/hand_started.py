@@ -77,6 +77,7 @@ def start_by_hand(repo: Path, base: Path, *mode_args: str, ready_timeout_s: floa
 
 def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_timeout_s: float) -> HandStartedServer:
     http, grpc, metrics = choose_ports((None, None, None))
+    prefix = shm_prefix(http)
     backends = prepare_backends(base / "backends")
     argv = (
         str(server_binary()),
@@ -88,7 +89,7 @@ def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_tim
         "--metrics-address=127.0.0.1", f"--metrics-port={metrics}",
         "--metrics-interval-ms=1000",
         "--exit-timeout-secs=5",
-        shm_flag(shm_prefix(http)),
+        shm_flag(prefix),
         *TOLERANT,
     )
     env = dict(os.environ)
@@ -101,7 +102,7 @@ def _start_by_hand(repo: Path, base: Path, mode_args: tuple[str, ...], ready_tim
         # The launcher starts it in a new session (start_new_session=True) that dies with the test process.
         proc = launcher().popen(list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     server = HandStartedServer(proc, endpoint_at("127.0.0.1", (http, grpc, metrics)), Path(repo), log_path, argv,
-                               shm_prefix(http))
+                               prefix)
     try:
         wait_ready(server.endpoint, ready_timeout_s,
                    lambda: f"tritonserver exited with {proc.returncode}:\n{server.log_tail()}"

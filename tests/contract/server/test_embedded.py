@@ -9,13 +9,12 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from app.paths import MODEL_REPOSITORY, ROOT
-from app.server.embedded import EmbeddedServer, ServerOptions, group_alive
+from app.server.embedded import SHM, EmbeddedServer, ServerOptions, group_alive
 from app.server.start_errors import ServerStartError
 from app.server.free_ports import choose_ports, is_free
 from app.server.status import fetch_status, with_log_reasons
@@ -120,9 +119,9 @@ def test_what_a_killed_server_leaves_in_shared_memory_goes_when_the_lab_stops_it
     prefix = server.shm_prefix
 
     def regions() -> list[str]:
-        return sorted(p.name for p in Path("/dev/shm").glob(f"{prefix}*"))
+        return sorted(p.name for p in SHM.glob(f"{prefix}*"))
 
-    other = Path("/dev/shm") / f"tbl_not_{prefix}"  # a name another server could have: left alone
+    other = SHM / f"tbl_not_{prefix}"  # a name another server could have: left alone
     other.write_bytes(b"")
     try:
         assert regions(), f"the server's Python backend made no region named {prefix}*"
