@@ -125,6 +125,23 @@ def as_model_analyzer_saw_it(ma: dict, choice: dict | None) -> dict | None:
             "shortfall": 1 - seen["throughput_rps"] / ma["figures"]["throughput_rps"]}
 
 
+# perf_analyzer's default --stability-percentage, which Model Analyzer keeps: it calls a measurement stable once three
+# in a row lie within 10 % of their mean, so two configurations its own measurements put closer than that are not
+# told apart by them (its choice in this space moved between 4/5000 µs at 16, 3/0 at 16 and 3/5000 at 8 over 5 runs).
+STABILITY = 0.10
+
+
+def same_within_noise(ma: dict, arm: dict) -> bool | None:
+    """Return whether an arm's choice is Model Analyzer's, or one its own measurements put inside the budget and
+    within perf_analyzer's stability band of it; None when Model Analyzer chose nothing."""
+    if ma["choice"] is None:
+        return None
+    if arm["choice"] == ma["choice"]:
+        return True
+    seen = as_model_analyzer_saw_it(ma, arm["choice"])
+    return bool(seen and seen["shortfall"] is not None and seen["shortfall"] < STABILITY)
+
+
 def _interrupt(proc: subprocess.Popen) -> None:
     """Stop the Model Analyzer we started: SIGINT first, so it stops the tritonserver it launched."""
     proc.send_signal(signal.SIGINT)
@@ -223,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
                 result[arm]["as_model_analyzer_saw_it"] = as_model_analyzer_saw_it(result["model_analyzer"],
                                                                                    result[arm]["choice"])
                 result[arm]["measured_ma_choice"] = measured_ma_choice(result["model_analyzer"], result[arm])
+                result[arm]["same_within_noise"] = same_within_noise(result["model_analyzer"], result[arm])
             # what the twin's pruning changed: the twin-ranked sweep against the lab's own full one, same engine
             result["lab_twin"]["agree_with_full_sweep"] = result["lab_twin"]["choice"] == result["lab"]["choice"]
     finally:
@@ -268,6 +286,9 @@ def _print(result: dict) -> None:
                 "none inside the budget" if seen["throughput_rps"] is None else
                 f"{seen['throughput_rps']:.0f} infer/s at load {seen['load']:g} (p99 {seen['p99_ms']:.1f} ms), "
                 f"{seen['shortfall']:.1%} below its own choice"))
+        if "same_within_noise" in lab:
+            print(f"  the same choice within Model Analyzer's noise (its measurements {STABILITY:.0%} apart or "
+                  f"closer): {'yes' if lab['same_within_noise'] else 'NO'}")
 
 
 def _describe(choice: dict | None, figures: dict | None) -> str:

@@ -3,7 +3,9 @@
 The batcher follows Triton 2.51's DynamicBatchScheduler::GetDynamicBatch: a batch goes out as soon as a preferred
 size is reached, the oldest request has waited max_queue_delay, or max_batch_size is full; a batch below the largest
 preferred size may keep growing until an instance takes it. Without priority levels or queue policies Triton forms
-up to two batches per instance ahead (prefetch); with them, a batch forms only for an idle instance. Events are
+up to two batches per instance ahead (prefetch); with them, a batch forms only for an idle instance. With a delay,
+an instance that takes a batch merges the formed batches behind it whose oldest request has waited longer than the
+delay, while they fit max_batch_size (InstanceQueue::Dequeue); the one it stops at grows no more. Events are
 instance completions, delay expiries and the arrivals that can change a decision, never every arrival.
 """
 from __future__ import annotations
@@ -34,6 +36,11 @@ def _tables(b: Batcher) -> tuple[list[int], list[int]]:
         best.append(max((p for p in b.preferred if p <= x), default=0))
         above.append(min((p for p in b.preferred if p > x), default=b.preferred[0]))
     return best, above
+
+
+def _oldest(runs: list, times: list[list[float]]) -> float:
+    """Return the arrival of a formed batch's oldest request (its payload's batcher start)."""
+    return min(times[level][first] for level, first, _ in runs)
 
 
 def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_us: float = 0.0) -> Run:
@@ -70,6 +77,7 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
     ios, share = [i * 1e-6 for i in costs.io_us], costs.share
     best_upto, next_above = _tables(batcher)
     max_batch, max_pref, delay, slots = batcher.max_batch, batcher.max_preferred, batcher.delay_s, batcher.slots
+    merge = batcher.batching and delay > 0 and max_batch > 1  # InstanceQueue::Dequeue's merge of queued batches
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)  # drain a little; what is left is unfinished
     heap: list = []
     free, waiting, curr, device, seq = batcher.instances, deque(), None, 0.0, 0
@@ -107,6 +115,16 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
                 size, _, runs = pay = waiting.popleft()
                 if pay is curr:
                     curr, target = None, 0  # taken: the batcher starts a new batch
+                while merge and waiting:  # and merges the next ones whose oldest request waited out the delay
+                    nxt = waiting[0]
+                    if now - _oldest(nxt[2], times) <= delay:
+                        break
+                    if nxt is curr:
+                        curr, target = None, 0  # marked executing: the batcher grows it no more
+                    if size + nxt[0] > max_batch:
+                        break
+                    waiting.popleft()
+                    size, runs = size + nxt[0], runs + nxt[2]
                 mean = means[size]
                 if sigmas[size]:
                     if drawn == 4096:

@@ -78,3 +78,30 @@ def test_under_overload_a_delay_lets_batches_grow_to_max_batch_size():
     grown, kept = batch(0.0005), batch(0.0)
     # Measured 31.6 and 7.98 (the first batches, before the queue builds, are smaller).
     assert grown > 30 and 7.9 <= kept <= 8.0, f"mean batch with a 500 µs delay {grown:.2f}, without {kept:.2f}"
+
+
+def _executions(batcher: Batcher, arrivals_ms: list[float]) -> list[int]:
+    """Return the batch sizes executed, in order, for these arrivals on a 10 ms execution of any size."""
+    costs = Costs.table(lambda b: 10_000, batcher.max_batch)
+    run = simulate(batcher, costs, Load.replay([t / 1e3 for t in arrivals_ms], 0.05), Random(0))
+    return run.exec_size.tolist()
+
+
+# 8 at 0 ms run at once; 8 at 1 ms form a preferred 8, which the 1 at 2 ms grows past every preferred size (9);
+# 8 at 3 ms form the next batch. Both wait for the instance until 10 ms.
+QUEUED_BEHIND = [0.0] * 8 + [1.0] * 8 + [2.0] + [3.0] * 8
+
+
+def test_an_instance_merges_the_batches_behind_the_one_it_takes_once_they_waited_the_delay():
+    """Triton's InstanceQueue::Dequeue: with a delay, the instance taking the 9 at 10 ms also takes the 8 formed at
+    3 ms (it waited 7 ms > 2 ms) while the two fit max_batch_size: one execution of 17, not a 9 and an 8."""
+    batcher = Batcher(max_batch=32, preferred=(8,), delay_s=0.002, batching=True)
+    assert _executions(batcher, QUEUED_BEHIND) == [8, 17]
+
+
+def test_no_merge_before_the_delay_or_beyond_max_batch_size():
+    """The 8 behind has waited 7 ms: under an 8 ms delay it stays; with max_batch_size 16 a 9 and an 8 do not fit."""
+    patient = Batcher(max_batch=32, preferred=(8,), delay_s=0.008, batching=True)
+    small = Batcher(max_batch=16, preferred=(8,), delay_s=0.002, batching=True)
+    assert _executions(patient, QUEUED_BEHIND) == [8, 9, 8]
+    assert _executions(small, QUEUED_BEHIND) == [8, 9, 8]

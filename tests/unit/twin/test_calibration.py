@@ -63,6 +63,20 @@ def test_a_batch_size_never_seen_is_reported_as_lacking():
     assert far.source == "extrapolated" and far.uncertainty > cal.size_cost(3).uncertainty, f"size 32: {far}"
 
 
+def test_beyond_the_largest_size_seen_a_request_costs_no_less_than_it_did_there():
+    """The table's sizes 1-8 bend (7.2 ms for 8, 0.9 ms a request): a fitted curve would cheapen 16 and 32 further,
+    the twin assumes a saturated device instead; below the largest size the curve stands."""
+    before = _read({})
+    cal = calibrate_from_stats(before, _read({1: 300, 2: 200, 4: 120, 8: 80}, base=before), _settings())
+    at_8 = cal.curve.at(8)
+    for size in (16, 32):
+        got = cal.size_cost(size)
+        assert got.source == "extrapolated" and got.mean_us >= at_8 * size / 8 * (1 - 1e-9), \
+            f"size {size}: {got.mean_us:.0f} µs, the fit says {cal.curve.at(size):.0f}, 8 cost {at_8:.0f}"
+        assert cal.curve.at(size) < at_8 * size / 8, f"the table's curve should bend: {cal.curve}"
+    assert cal.size_cost(3).mean_us == pytest.approx(cal.curve.at(3)), f"size 3: {cal.size_cost(3)}"
+
+
 def test_few_executions_are_flagged_and_lean_on_the_fit():
     before = _read({})
     cal = calibrate_from_stats(before, _read({1: 300, 2: 200, 4: 120, 8: 3}, base=before), _settings())
