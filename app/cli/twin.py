@@ -25,7 +25,7 @@ def add_arguments(sub, common, numbers) -> None:
     p.add_argument("--arrival", choices=("poisson", "bursty"), default="poisson", help="open-loop arrivals")
     p.add_argument("--duration-s", type=float, default=30.0, help="simulated seconds per prediction (default 30)")
     p.add_argument("--replications", type=int, default=5, help="simulated runs per prediction (default 5)")
-    p.add_argument("--probe-s", type=float, default=LEVEL_S, help="seconds of traffic per probe level (default 3)")
+    p.add_argument("--probe-s", type=float, default=LEVEL_S, help="seconds each probe level is measured, after 0.3 s of its traffic (default 3)")
 
 
 def run(args) -> int:

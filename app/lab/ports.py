@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the types the verbs take and give; nothing here imports the
     from app.config.model_config import ModelConfig
     from app.lab.jobs import Job, JobState
     from app.metrics.gpu import GpuView
-    from app.timeline.meter import MeasuredWindow, Meter
+    from app.timeline.meter import Edge, MeasuredWindow, Meter
     from app.metrics.poller import MetricsSnapshot
     from app.metrics.promql import FleetFigures
     from app.server.control_mode import ControlMode
@@ -314,6 +314,9 @@ class WhatIf(Protocol):
 
     def learn(self, model: str, t0: float, t1: float) -> bool:
         """Note the model's executions of [t0, t1) with the twin; return whether there were enough."""
+
+    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures) -> bool:
+        """Note the model's executions between two edges of a meter with the twin; return whether there were enough."""
 
     def twin_load(self, model: str, rate: float | None = None, concurrency: int | None = None) -> Load | None:
         """Return the twin's load for the traffic the lab sends the model (None when none has run)."""

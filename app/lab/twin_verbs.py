@@ -11,6 +11,9 @@ from collections import OrderedDict
 from app.config.errors import ConfigError
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
+from app.metrics.statistics_api import ModelStats, stats_reset
+from app.timeline.figures import Figures
+from app.timeline.meter import Edge
 from app.twin.batcher import instance_count
 from app.twin.calibrate import calibrate_from_stats, reproduced
 from app.twin.calibration import Calibration
@@ -64,16 +67,28 @@ class TwinVerbs:
         return self._twin.calibration(model)
 
     def learn(self, model: str, t0: float, t1: float) -> bool:
-        """Note the model's executions of [t0, t1) with the twin (the config serving now ran them); return
-        whether there were enough to learn from."""
+        """Note the model's executions of [t0, t1) with the twin (the config serving now ran them), from the
+        poller's seconds; return whether there were enough to learn from."""
+        stats = self._metrics.stats_window(model, t0, t1)
+        return self._learn(model, None, stats, lambda: self.measure(model, t0, t1, include_held=False), t1 - t0)
+
+    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures) -> bool:
+        """Note the model's executions between two edges of a meter (the statistics API read at each: exact, not
+        the poller's whole seconds) with the twin, figures the window's; return whether there were enough."""
+        if before.stats is None or after.stats is None:
+            return False
+        return self._learn(model, before.stats, after.stats, lambda: figures, after.t - before.t)
+
+    def _learn(self, model: str, before: ModelStats | None, after: ModelStats, figures_of, window_s: float) -> bool:
         try:
             settings = settings_of(self._config.current(model))
         except ConfigError:
             return False
-        stats = self._metrics.stats_window(model, t0, t1)
-        if stats.execution_count < MIN_EXECUTIONS or self._markers.reloading(model):
+        base = before if before is not None and not stats_reset(before, after) else None  # a reload zeroes them
+        executions = after.execution_count - (base.execution_count if base is not None else 0)
+        if executions < MIN_EXECUTIONS or self._markers.reloading(model):
             return False
-        figures = self.measure(model, t0, t1, include_held=False)
+        figures = figures_of()
         row, server = figures.row(ALL), figures.server
         # The request's time outside what the twin simulates (queue and compute): the client, HTTP, Triton's own
         # handling of the request.
@@ -81,7 +96,7 @@ class TwinVerbs:
                         and server.compute_us is not None else None)
         overhead = max(0.0, row.mean_ms * 1e3 - simulated_us) if row.mean_ms and simulated_us else None
         try:
-            calibration = calibrate_from_stats(None, stats, settings, overhead, window_s=t1 - t0,
+            calibration = calibrate_from_stats(before, after, settings, overhead, window_s=window_s,
                                                client_rps=row.throughput_rps or None)
         except ValueError:  # no execution inside after all (a reset at its edge)
             return False
