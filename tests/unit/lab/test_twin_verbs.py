@@ -37,3 +37,37 @@ def test_learn_takes_a_window_a_probe_chose_and_refuses_one_without_executions(f
     assert not fake.learn("gpu_sim", now - 20, now)  # idle: nothing to learn
     fake.start_traffic(LoadSpec(mode=Mode.CLOSED, concurrency=4, model="gpu_sim", duration_s=None), ran_s=15)
     assert fake.learn("gpu_sim", time.time() - 15, time.time())
+
+
+def _stats(executions: int, ms: float = 14.0) -> "ModelStats":
+    """Counters after this many executions of 8 at ms each (input and output 0.5 ms a request)."""
+    from app.metrics.statistics_api import ModelStats  # noqa: PLC0415
+
+    n = 8 * executions
+    return ModelStats(batches={8: executions}, batch_ns={8: round(executions * ms * 1e6)}, inference_count=n,
+                      execution_count=executions, counts={k: n for k in ("success", "compute_input", "compute_output")},
+                      ns={"success": n * 20_000_000, "queue": n * 3_000_000, "compute_input": n * 250_000,
+                          "compute_output": n * 250_000, "compute_infer": round(executions * ms * 1e6)})
+
+
+def test_learn_edges_takes_exactly_the_executions_between_two_reads(fake):
+    """The probe's windows: the counter differences between two edges and the edges' own times, not the poller's
+    whole seconds; an edge without statistics or too few executions between them teaches nothing."""
+    import time  # noqa: PLC0415
+
+    from app.timeline.meter import Edge  # noqa: PLC0415
+
+    fake.start_traffic(LoadSpec(mode=Mode.CLOSED, concurrency=8, model="gpu_sim", duration_s=None), ran_s=15)
+    now = time.time()
+    figures = fake.measure("gpu_sim", now - 10, now - 1)
+    before, after = Edge(100.0, None, _stats(40)), Edge(101.25, None, _stats(100, ms=15.0))
+    assert fake.learn_edges("gpu_sim", before, after, figures)
+    window = fake.calibration("gpu_sim").windows[-1]
+    assert window.seconds == 1.25 and window.batches[0][:2] == (8, 60), window
+    # 100 executions at 15 ms after 40 at 14: the 60 between took (1,500 - 560) ms, 15.67 ms each
+    assert abs(window.batches[0][2] / 60 / 1e6 - (1500 - 560) / 60) < 1e-6, window.batches
+    assert not fake.learn_edges("gpu_sim", Edge(100.0, None, None), after, figures)
+    assert not fake.learn_edges("gpu_sim", Edge(100.0, None, _stats(95)), after, figures)  # 5 executions
+    # a reload between the reads zeroes the counters: the window is everything since (the 100 of after)
+    assert fake.learn_edges("gpu_sim", Edge(100.0, None, _stats(300)), after, figures)
+    assert fake.calibration("gpu_sim").windows[-1].batches[0][:2] == (8, 100), fake.calibration("gpu_sim").windows
