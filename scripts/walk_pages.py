@@ -69,8 +69,17 @@ class Walk:
 def pick(page, label: str, option: str, within=None) -> None:
     """Choose option in the first selectbox labelled label (in `within`, a part of the page, when given)."""
     box = (within or page).locator('[data-testid="stSelectbox"]', has_text=label).first
-    box.click()
-    page.get_by_role("option", name=re.compile(rf"^{re.escape(option)}\b")).first.click()
+    wanted = page.get_by_role("option", name=re.compile(rf"^{re.escape(option)}\b")).first
+    deadline = time.monotonic() + 60
+    while True:  # a rerun (traffic ending, a live chart's refresh) closes an open list: open it again
+        box.click()
+        try:
+            wanted.wait_for(timeout=5000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError; the deadline below ends the tries
+            if time.monotonic() > deadline:
+                raise
+    wanted.click()
     settled(page)
 
 
