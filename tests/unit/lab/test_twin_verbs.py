@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from app.config.read import settings_of
+from app.metrics.statistics_api import ModelStats
 from loadgen.spec import LoadSpec, Mode
 
 
@@ -39,10 +40,8 @@ def test_learn_takes_a_window_a_probe_chose_and_refuses_one_without_executions(f
     assert fake.learn("gpu_sim", time.time() - 15, time.time())
 
 
-def _stats(executions: int, ms: float = 14.0) -> "ModelStats":
+def _stats(executions: int, ms: float = 14.0) -> ModelStats:
     """Counters after this many executions of 8 at ms each (input and output 0.5 ms a request)."""
-    from app.metrics.statistics_api import ModelStats  # noqa: PLC0415
-
     n = 8 * executions
     return ModelStats(batches={8: executions}, batch_ns={8: round(executions * ms * 1e6)}, inference_count=n,
                       execution_count=executions, counts={k: n for k in ("success", "compute_input", "compute_output")},
