@@ -142,6 +142,106 @@ def same_within_noise(ma: dict, arm: dict) -> bool | None:
     return bool(seen and seen["shortfall"] is not None and seen["shortfall"] < STABILITY)
 
 
+# The referee: each tuner's choice measured again, in turns, by perf_analyzer itself (Model Analyzer's measuring tool) on
+# one fresh server: at the budget's edge one measurement of a point is a coin toss (3 instances without a delay at 16 in
+# flight read p99 21.3 ms in Model Analyzer's run at 21:13 and 22.3 and 23.5 ms in two perf_analyzer runs after it).
+REFEREE_ROUNDS = 3
+REFEREE_INTERVAL_MS = 2000  # perf_analyzer's measurement window; it makes 3 or more of them a run
+INPUT_SHAPE = "INPUT:256"  # gpu_sim's input
+
+
+def referee_points(result: dict) -> list[dict]:
+    """Return the distinct (configuration, load) points the tuners chose, each with the arms that chose it."""
+    points: dict[tuple, dict] = {}
+    for arm in ("model_analyzer", "lab", "lab_twin"):
+        if arm not in result or result[arm]["choice"] is None:
+            continue
+        key = _lab_key(result[arm]["choice"]["key"])
+        load = result[arm]["figures"]["load"]
+        points.setdefault((key, load), {"key": key, "load": load, "label": result[arm]["choice"]["label"],
+                                        "arms": []})["arms"].append(arm)
+    return list(points.values())
+
+
+def _lab_key(key: str) -> str:
+    """Return one name for the served config: Model Analyzer's 'default' is the lab's '…-start'."""
+    return "start" if key == "default" or key.endswith("-start") else key
+
+
+def run_referee(space: SearchSpace, repo: Path, work: Path, points: list[dict], rounds: int = REFEREE_ROUNDS) -> dict:
+    """Measure every chosen point again with perf_analyzer, in turns (A B C, A B C, …), each configuration loaded
+    through the repository API on one embedded server; return each point's rounds."""
+    from app.config.model_config import format_config, read_config  # noqa: PLC0415
+    from app.server.control_key import HEADER  # noqa: PLC0415
+    from app.server.embedded import EmbeddedServer, ServerOptions  # noqa: PLC0415
+    from bench.perf_analyzer import run_perf_analyzer  # noqa: PLC0415
+
+    binary, env = ensure_perf_analyzer(PA_CACHE)
+    config_path = repo / space.model / "config.pbtxt"
+    base_text = config_path.read_text()
+    base = read_config(config_path)
+    by_key = {}
+    for c in space.configurations(base):  # the served config also by its knobs: Model Analyzer may name it so
+        by_key.update({_lab_key(c.key): c, c.key.removesuffix("-start"): c})
+    print(f"referee: {len(points)} chosen points x {rounds} perf_analyzer runs, in turns", flush=True)
+    server = EmbeddedServer(ServerOptions(model_repository=repo, http_port=None, grpc_port=None, metrics_port=None,
+                                          models=(space.model,), log_dir=work / "logs"))
+    endpoint = server.start()
+    t0 = time.monotonic()
+    try:
+        for point in points:
+            point["rounds"] = []
+        for n in range(rounds):
+            for i, point in enumerate(points):
+                choice = by_key[point["key"]]
+                config_path.write_text(base_text if choice.start else format_config(choice.config(base)))
+                _load_model(endpoint, space.model, HEADER)
+                pa = run_perf_analyzer(binary, env, endpoint.host_port, space.model, int(point["load"]), INPUT_SHAPE,
+                                       REFEREE_INTERVAL_MS, work / f"referee_{n}_{i}.csv")
+                point["rounds"].append({"throughput_rps": pa["throughput_rps"], "p99_ms": pa["latency_us"]["p99"] / 1000})
+                print(f"  {point['label']} at {point['load']:g}: {pa['throughput_rps']:.0f} infer/s, "
+                      f"p99 {pa['latency_us']['p99'] / 1000:.1f} ms", flush=True)
+    finally:
+        config_path.write_text(base_text)
+        server.stop()
+    return {"points": points, "rounds": rounds, "wall_s": time.monotonic() - t0}
+
+
+def _load_model(endpoint, model: str, header: str) -> None:
+    import urllib.request  # noqa: PLC0415
+
+    request = urllib.request.Request(f"{endpoint.http_url}/v2/repository/models/{model}/load", data=b"{}",
+                                     headers={"Content-Type": "application/json", header: endpoint.control_key},
+                                     method="POST")
+    with urllib.request.urlopen(request, timeout=120) as resp:
+        resp.read()
+
+
+def referee_verdict(referee: dict, budget_ms: float, arm: str) -> dict | None:
+    """Return how an arm's choice fared against Model Analyzer's in the referee's rounds: how many rounds each held
+    the budget, their mean throughputs, and whether the arm's choice is as good as Model Analyzer's — the same point;
+    or inside the budget in every round while Model Analyzer's was over it in one or more (its choice was the budget's
+    coin toss); or both inside it in every round and the arm's mean less than perf_analyzer's stability band below.
+    None when either tuner chose nothing."""
+    ma = next((p for p in referee["points"] if "model_analyzer" in p["arms"]), None)
+    mine = next((p for p in referee["points"] if arm in p["arms"]), None)
+    if ma is None or mine is None:
+        return None
+
+    def held(point) -> int:
+        return sum(r["p99_ms"] <= budget_ms for r in point["rounds"])
+
+    def mean(point) -> float:
+        return sum(r["throughput_rps"] for r in point["rounds"]) / len(point["rounds"])
+
+    n = len(mine["rounds"])
+    shortfall = 1 - mean(mine) / mean(ma)
+    as_good = (mine is ma or (held(mine) == n and held(ma) < n)
+               or (held(mine) == n and held(ma) == n and shortfall < STABILITY))
+    return {"rounds": n, "held": held(mine), "ma_held": held(ma), "throughput_rps": mean(mine),
+            "ma_throughput_rps": mean(ma), "shortfall": shortfall, "as_good_as_ma": as_good}
+
+
 def _interrupt(proc: subprocess.Popen) -> None:
     """Stop the Model Analyzer we started: SIGINT first, so it stops the tritonserver it launched."""
     proc.send_signal(signal.SIGINT)
@@ -218,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ma-only", action="store_true", help="run Model Analyzer alone")
     p.add_argument("--timeout", type=float, default=1800.0, help="limit of the Model Analyzer run, seconds")
     p.add_argument("--twin-top", type=int, default=2, help="configurations the twin-ranked sweep measures")
+    p.add_argument("--referee-rounds", type=int, default=REFEREE_ROUNDS,
+                   help="after the tuners, measure each one's choice again this many times with perf_analyzer, in "
+                        "turns (0: not)")
     p.add_argument("--space", choices=sorted(SPACES), default="small",
                    help="small: 2 instance counts x 2 delays + the served config (5 configurations); large: 4 x 4 + "
                         "the served config (17): Model Analyzer measures every point, the twin-ranked sweep the top")
@@ -243,6 +346,11 @@ def main(argv: list[str] | None = None) -> int:
                 result[arm]["same_within_noise"] = same_within_noise(result["model_analyzer"], result[arm])
             # what the twin's pruning changed: the twin-ranked sweep against the lab's own full one, same engine
             result["lab_twin"]["agree_with_full_sweep"] = result["lab_twin"]["choice"] == result["lab"]["choice"]
+            if args.referee_rounds:
+                result["referee"] = run_referee(space, repo, work / "referee", referee_points(result),
+                                                args.referee_rounds)
+                for arm in ("lab", "lab_twin"):
+                    result[arm]["referee"] = referee_verdict(result["referee"], space.p99_budget_ms, arm)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -289,6 +397,12 @@ def _print(result: dict) -> None:
         if "same_within_noise" in lab:
             print(f"  the same choice within Model Analyzer's noise (its measurements {STABILITY:.0%} apart or "
                   f"closer): {'yes' if lab['same_within_noise'] else 'NO'}")
+        verdict = lab.get("referee")
+        if verdict:
+            print(f"  measured again by perf_analyzer, {verdict['rounds']} rounds in turns: inside the budget in "
+                  f"{verdict['held']} (Model Analyzer's choice: {verdict['ma_held']}), {verdict['throughput_rps']:.0f} "
+                  f"against {verdict['ma_throughput_rps']:.0f} infer/s ({verdict['shortfall']:+.1%} below); as good "
+                  f"as Model Analyzer's choice: {'yes' if verdict['as_good_as_ma'] else 'NO'}")
 
 
 def _describe(choice: dict | None, figures: dict | None) -> str:

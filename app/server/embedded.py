@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import signal
 import subprocess
@@ -11,11 +12,11 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.control_key import lock_flags, process_key
+from app.server.control_key import HEADER, lock_flags, process_key
 from app.server.endpoint import Endpoint
 from app.server.start_errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
@@ -98,7 +99,7 @@ class EmbeddedServer:
             f"--metrics-address={opts.host}", f"--metrics-port={metrics}",
             "--metrics-config=summary_latencies=true",
             "--metrics-interval-ms=1000",
-            "--exit-timeout-secs=5",
+            f"--exit-timeout-secs={EXIT_TIMEOUT_S}",
             *MODEL_FAULTS_SHOWN,
             *lock_flags(key),  # load, unload and the index only with the key: no other local process reconfigures it
             shm_flag(self.shm_prefix),
@@ -135,6 +136,8 @@ class EmbeddedServer:
             return
         pgid = proc.pid  # start_new_session makes the server its group's leader
         if proc.poll() is None:
+            if self.endpoint is not None:
+                unload_all(self.endpoint, min(timeout_s, EXIT_TIMEOUT_S), proc.poll)
             proc.send_signal(signal.SIGTERM)
             try:
                 proc.wait(timeout_s)
@@ -170,6 +173,45 @@ class EmbeddedServer:
         """Return False when another process listens on url's port (True when it is ours or cannot be told)."""
         holder = listener_pid(urlsplit(url).port)
         return holder is None or holder == self.proc.pid
+
+
+EXIT_TIMEOUT_S = 5  # how long Triton waits at exit for connections, requests and unloads (--exit-timeout-secs)
+UNLOADING = ("READY", "LOADING", "UNLOADING")  # index states of a version still up or on its way
+
+
+def unload_all(endpoint: Endpoint, wait_s: float, exited: Callable[[], int | None]) -> bool:
+    """Unload every model through the repository API and wait (at most wait_s) until none is up or unloading;
+    return True when none is. Best effort: a server that does not answer is stopped as it would have been.
+
+    Triton's own stop looks once a second whether its models are gone, and the Python backend takes a second to
+    finalize each instance (StubLauncher::UpdateHealth sleeps 1 s), so a model of one instance held the exit until
+    the second look, 2 s after the signal; one of two instances, 3 s. Unloaded first and watched every 50 ms, the
+    signal finds nothing left to wait for. Models unload side by side, each one's instances one after another."""
+    deadline = time.monotonic() + wait_s
+    try:
+        index = _repository(endpoint, "/v2/repository/index")
+        for name in sorted({m["name"] for m in index if m.get("state") in UNLOADING}):
+            _repository(endpoint, f"/v2/repository/models/{quote(name, safe='')}/unload")
+        while exited() is None:
+            if not any(m.get("state") in UNLOADING for m in _repository(endpoint, "/v2/repository/index")):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return False
+
+
+def _repository(endpoint: Endpoint, path: str):
+    """POST to the repository API with the server's control key; return the decoded JSON answer (None if empty)."""
+    headers = {"Content-Type": "application/json"}
+    if endpoint.control_key:
+        headers[HEADER] = endpoint.control_key
+    request = urllib.request.Request(f"{endpoint.http_url}{path}", data=b"{}", headers=headers, method="POST")
+    with urllib.request.urlopen(request, timeout=2) as resp:
+        body = resp.read()
+    return json.loads(body) if body else None
 
 
 def endpoint_at(host: str, ports: tuple[int, int, int], control_key: str | None = None) -> Endpoint:

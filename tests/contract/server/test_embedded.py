@@ -111,6 +111,20 @@ def test_stop_ends_the_server_and_its_stub_processes(tmp_path):
     assert not group_alive(pgid)
 
 
+def test_stop_unloads_every_model_before_the_signal_so_triton_finds_none_left(tmp_path):
+    """Triton's stop looks once a second whether its models are gone; unloaded through the API first (watched every
+    50 ms), the signal finds none left, and each model was still unloaded gracefully (its instances finalized)."""
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("mlp", "gpu_sim"),
+                                          log_dir=tmp_path))
+    server.start()
+    server.stop()
+    log = server.log_path.read_text(errors="replace")
+    after = log[log.index("Signal (15) received"):]
+    before = log[:log.index("Signal (15) received")]
+    assert "successfully unloaded 'mlp'" in before and "successfully unloaded 'gpu_sim'" in before, before[-3000:]
+    assert "Found 0 live models" in after and "Found 1 live models" not in after, after[:3000]
+
+
 def test_what_a_killed_server_leaves_in_shared_memory_goes_when_the_lab_stops_it(tmp_path):
     """The Python backend's regions in /dev/shm carry this server's own prefix (Triton's default is every server's):
     a server killed before its stubs freed them leaves them behind, and stop removes them, none of another's."""

@@ -168,3 +168,18 @@ def test_a_configuration_the_server_refuses_to_load_is_a_failed_point_with_its_w
     assert point.status == FAILED and "out of memory" in point.note, point
     assert result.status == FAILED and "none of the 1 configurations could be applied" in result.note, result.note
     assert fake.served_text(MODEL) == start
+
+
+def test_a_round_of_remeasurements_removes_the_fewest_instances():
+    from app.experiments.sweep.points import Point
+    from app.experiments.sweep.sweeper import teardown_order
+
+    i2, i3, i4 = (Choice(instances=n, delay_us=5000) for n in (2, 3, 4))
+    d2 = Choice(instances=2, delay_us=2000)
+    best_first = [Point(i3, 8), Point(i4, 8), Point(d2, 8), Point(i2, 8)]
+    order = lambda serving: [p.key for p in teardown_order(best_first, serving, lambda c: c.instances)]  # noqa: E731
+    # From 4 instances: 4, 3, 2 removes one at a time (2 in all); the best-first 3, 4, 2 would remove 1 then 2.
+    assert order(i4) == ["i4-d5000@8", "i3-d5000@8", "i2-d2000@8", "i2-d5000@8"]
+    # What serves now goes first (no reload), then the most instances; one count keeps the best-first order.
+    assert order(i2) == ["i2-d5000@8", "i4-d5000@8", "i3-d5000@8", "i2-d2000@8"]
+    assert order(None) == ["i4-d5000@8", "i3-d5000@8", "i2-d2000@8", "i2-d5000@8"]
