@@ -73,6 +73,12 @@ def test_the_referee_counts_a_choice_as_good_as_model_analyzers_by_perf_analyzer
     assert referee_verdict(referee(inside, close), 22.0, "lab_twin")["as_good_as_ma"] is True
     over = [(830, 23.0), (820, 21.0), (828, 21.5)]  # the lab's over the budget once, Model Analyzer's never
     assert referee_verdict(referee(inside, over), 22.0, "lab_twin")["as_good_as_ma"] is False
+    # both over the budget every time (2026-12-06 23:00: 3/5000 µs and 4/5000 µs at 16 in flight), 0.8 % apart: as good
+    always_over = [(798, 22.5), (800, 23.0), (803, 22.7)]
+    also_over = [(792, 24.0), (794, 22.2), (794, 22.2)]
+    verdict = referee_verdict(referee(always_over, also_over, "i4-d5000", 16.0), 22.0, "lab_twin")
+    assert verdict["held"] == verdict["ma_held"] == 0 and verdict["as_good_as_ma"] is True, verdict
+    assert referee_verdict(referee(always_over, [(700, 23.0)] * 3), 22.0, "lab_twin")["as_good_as_ma"] is False
     same = referee_verdict(referee(edge, None, "i3-d0", 16.0), 22.0, "lab_twin")
     assert same["as_good_as_ma"] is True and same["shortfall"] == 0, same
     assert referee_verdict(referee(edge, steady), 22.0, "lab") is None  # that arm chose nothing
