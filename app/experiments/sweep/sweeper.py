@@ -130,7 +130,7 @@ def teardown_order(points: list[Point], serving: Choice | None, instances: Calla
     now first (no reload), then the most instances first. Triton's Python backend takes about a second to remove an
     instance, one after another, and the reload that removes them in place waits for it (StubLauncher::UpdateHealth
     sleeps 1 s before a stub is finalized; a reload from 4 instances to 2 took 2.5 s, one adding instances 0.1 s): a
-    round of 3, 4 and 2 instances after the first pass ended on 4 took 3.5 s in reloads, 4, 3, 2 takes 2.2 s. Points
+    round of 3, 4 and 2 instances after the first pass ended on 4 took 3.6 s in reloads, 4, 3, 2 took 2.7 s. Points
     of one instance count keep their order (the best first)."""
     return sorted(points, key=lambda p: (p.choice != serving, -instances(p.choice)))
 
