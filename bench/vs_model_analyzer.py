@@ -172,8 +172,8 @@ def run_referee(space: SearchSpace, repo: Path, work: Path, points: list[dict], 
     """Measure every chosen point again with perf_analyzer, in turns (A B C, A B C, …), each configuration loaded
     through the repository API on one embedded server; return each point's rounds."""
     from app.config.model_config import format_config, read_config  # noqa: PLC0415
-    from app.server.control_key import HEADER  # noqa: PLC0415
     from app.server.embedded import EmbeddedServer, ServerOptions  # noqa: PLC0415
+    from app.server.status import repository_call  # noqa: PLC0415
     from bench.perf_analyzer import run_perf_analyzer  # noqa: PLC0415
 
     binary, env = ensure_perf_analyzer(PA_CACHE)
@@ -195,7 +195,7 @@ def run_referee(space: SearchSpace, repo: Path, work: Path, points: list[dict], 
             for i, point in enumerate(points):
                 choice = by_key[point["key"]]
                 config_path.write_text(base_text if choice.start else format_config(choice.config(base)))
-                _load_model(endpoint, space.model, HEADER)
+                repository_call(endpoint, f"/v2/repository/models/{space.model}/load", timeout_s=120)
                 pa = run_perf_analyzer(binary, env, endpoint.host_port, space.model, int(point["load"]), INPUT_SHAPE,
                                        REFEREE_INTERVAL_MS, work / f"referee_{n}_{i}.csv")
                 point["rounds"].append({"throughput_rps": pa["throughput_rps"], "p99_ms": pa["latency_us"]["p99"] / 1000})
@@ -205,16 +205,6 @@ def run_referee(space: SearchSpace, repo: Path, work: Path, points: list[dict], 
         config_path.write_text(base_text)
         server.stop()
     return {"points": points, "rounds": rounds, "wall_s": time.monotonic() - t0}
-
-
-def _load_model(endpoint, model: str, header: str) -> None:
-    import urllib.request  # noqa: PLC0415
-
-    request = urllib.request.Request(f"{endpoint.http_url}/v2/repository/models/{model}/load", data=b"{}",
-                                     headers={"Content-Type": "application/json", header: endpoint.control_key},
-                                     method="POST")
-    with urllib.request.urlopen(request, timeout=120) as resp:
-        resp.read()
 
 
 def referee_verdict(referee: dict, budget_ms: float, arm: str) -> dict | None:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import signal
 import subprocess
@@ -16,13 +15,14 @@ from urllib.parse import quote, urlsplit
 
 from app.paths import MODEL_REPOSITORY, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
-from app.server.control_key import HEADER, lock_flags, process_key
+from app.server.control_key import lock_flags, process_key
 from app.server.endpoint import Endpoint
 from app.server.start_errors import ServerStartError, start_with_one_more_try
 from app.server.launcher import launcher
 from app.server.free_ports import choose_ports
 from app.server.repository import completes_nothing, model_names
 from app.server.server_process import listener_pid
+from app.server.status import repository_call
 from loadgen.child_env import child_environment
 
 
@@ -189,11 +189,11 @@ def unload_all(endpoint: Endpoint, wait_s: float, exited: Callable[[], int | Non
     signal finds nothing left to wait for. Models unload side by side, each one's instances one after another."""
     deadline = time.monotonic() + wait_s
     try:
-        index = _repository(endpoint, "/v2/repository/index")
+        index = repository_call(endpoint, "/v2/repository/index")
         for name in sorted({m["name"] for m in index if m.get("state") in UNLOADING}):
-            _repository(endpoint, f"/v2/repository/models/{quote(name, safe='')}/unload")
+            repository_call(endpoint, f"/v2/repository/models/{quote(name, safe='')}/unload")
         while exited() is None:
-            if not any(m.get("state") in UNLOADING for m in _repository(endpoint, "/v2/repository/index")):
+            if not any(m.get("state") in UNLOADING for m in repository_call(endpoint, "/v2/repository/index")):
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -201,17 +201,6 @@ def unload_all(endpoint: Endpoint, wait_s: float, exited: Callable[[], int | Non
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return False
-
-
-def _repository(endpoint: Endpoint, path: str):
-    """POST to the repository API with the server's control key; return the decoded JSON answer (None if empty)."""
-    headers = {"Content-Type": "application/json"}
-    if endpoint.control_key:
-        headers[HEADER] = endpoint.control_key
-    request = urllib.request.Request(f"{endpoint.http_url}{path}", data=b"{}", headers=headers, method="POST")
-    with urllib.request.urlopen(request, timeout=2) as resp:
-        body = resp.read()
-    return json.loads(body) if body else None
 
 
 def endpoint_at(host: str, ports: tuple[int, int, int], control_key: str | None = None) -> Endpoint:

@@ -52,8 +52,7 @@ def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
     try:
         meta = _request(f"{endpoint.http_url}/v2", timeout_s)
         ready = _ok(f"{endpoint.http_url}/v2/health/ready", timeout_s)
-        index = _request(f"{endpoint.http_url}/v2/repository/index", timeout_s, body=b"{}",
-                         headers=endpoint.control_headers)
+        index = repository_call(endpoint, "/v2/repository/index", timeout_s)
     except urllib.error.HTTPError as exc:
         text = _error_text(exc)
         if is_locked(text):
@@ -66,6 +65,12 @@ def fetch_status(endpoint: Endpoint, timeout_s: float = 2.0) -> ServerStatus:
         for m in index
     )
     return ServerStatus(up=True, ready=ready, version=meta.get("version", ""), models=models)
+
+
+def repository_call(endpoint: Endpoint, path: str, timeout_s: float = 2.0):
+    """POST to the server's model-repository API (index, load, unload) with its control key; return the decoded
+    answer (None when empty). urllib's request closes its connection: none is left open for Triton's exit to wait on."""
+    return _request(f"{endpoint.http_url}{path}", timeout_s, body=b"{}", headers=endpoint.control_headers)
 
 
 def _request(url: str, timeout_s: float, body: bytes | None = None, headers: dict[str, str] | None = None):

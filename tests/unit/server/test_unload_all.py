@@ -26,10 +26,10 @@ def test_a_server_that_exited_is_not_waited_for(monkeypatch):
 
     calls = []
 
-    def answer(endpoint, path):
+    def answer(endpoint, path, timeout_s=2.0):
         calls.append(path)
         return [{"name": "m", "version": "1", "state": "UNLOADING"}] if path.endswith("index") else None
-    monkeypatch.setattr(embedded, "_repository", answer)
+    monkeypatch.setattr(embedded, "repository_call", answer)
     assert unload_all(Endpoint("http://127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3/metrics"), 60.0,
                       lambda: 0) is False
     assert calls == ["/v2/repository/index", "/v2/repository/models/m/unload"], calls
