@@ -23,6 +23,7 @@ from app.store.database import Experiment
 from app.text_limits import MAX_LABEL_CHARS
 from app.twin.checks import KIND as CHECK_KIND, PredictionCheck, measured_dict, predicted_dict
 from app.twin.predict import Prediction, predict
+from loadgen.spec import Mode
 from loadgen.stats import ALL
 
 WINDOW_S = 30.0  # the executions a calibration reads: the last half minute of what the poller kept
@@ -95,13 +96,17 @@ class TwinVerbs:
         simulated_us = (server.queue_us + server.compute_us if server.queue_us is not None
                         and server.compute_us is not None else None)
         overhead = max(0.0, row.mean_ms * 1e3 - simulated_us) if row.mean_ms and simulated_us else None
+        spec = self._load.spec
+        ours = spec is not None and spec.targets() == {model}  # the window's traffic is the lab's, to this model
         try:
-            calibration = calibrate_from_stats(before, after, settings, overhead, window_s=window_s,
-                                               client_rps=row.throughput_rps or None)
+            calibration = calibrate_from_stats(
+                before, after, settings, overhead, window_s=window_s, client_rps=row.throughput_rps or None,
+                client_p99_us=row.p99_ms * 1e3 if row.p99_ms and overhead is not None else None,
+                server_us=simulated_us if overhead is not None else None,
+                open_loop=spec.mode != Mode.CLOSED if ours else None)
         except ValueError:  # no execution inside after all (a reset at its edge)
             return False
-        spec = self._load.spec
-        if spec is not None and spec.targets() == {model}:  # the window's traffic, to see the twin reproduce it
+        if ours:  # the window's traffic, to see the twin reproduce it
             try:
                 calibration = reproduced(self._twin.calibration(model), calibration, settings, load_of(spec))
             except ValueError:  # traffic the twin does not model (sequences)

@@ -45,7 +45,7 @@ def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int]) 
 
 def window_of(before: ModelStats | None, after: ModelStats, instances: int,
               window_s: float | None = None, client_rps: float | None = None,
-              outside_us: float | None = None) -> Window:
+              outside_us: float | None = None, **clients) -> Window:
     """Return the executions between two reads as counter differences (after a reset: everything since it)."""
     deltas = batch_time_delta(before, after)
     base = ModelStats() if before is None or stats_reset(before, after) else before
@@ -54,15 +54,16 @@ def window_of(before: ModelStats | None, after: ModelStats, instances: int,
     queue_us = (after.ns.get("queue", 0) - base.ns.get("queue", 0)) / queued / 1e3 if queued > 0 else None
     return Window(instances, tuple((size, n, ns) for size, (n, ns, _) in sorted(deltas.items())),
                   sum(size * n for size, (n, *_) in deltas.items()), max(0, io_ns), window_s, client_rps, outside_us,
-                  queue_us, tuple((size, io) for size, (_, _, io) in sorted(deltas.items()) if io))
+                  queue_us, tuple((size, io) for size, (_, _, io) in sorted(deltas.items()) if io), **clients)
 
 
 def calibrate_from_stats(before: ModelStats | None, after: ModelStats, settings: ModelSettings,
                          client_overhead_us: float | None = None, *, window_s: float | None = None,
-                         cv: float | None = None, client_rps: float | None = None) -> Calibration:
+                         cv: float | None = None, client_rps: float | None = None, **clients) -> Calibration:
     """Return a calibration from two statistics reads of one model served with these settings (client_rps: the
-    answers per second the clients saw over the window, which with the overhead shows a limit outside the model)."""
-    window = window_of(before, after, instance_count(settings), window_s, client_rps, client_overhead_us)
+    answers per second the clients saw over the window, which with the overhead shows a limit outside the model;
+    clients: the window's client_p99_us, server_us and open_loop, which give the spread of the clients' own time)."""
+    window = window_of(before, after, instance_count(settings), window_s, client_rps, client_overhead_us, **clients)
     prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches})
     return Calibration((window,), client_overhead_us, prior, note, cv)
 
@@ -104,6 +105,10 @@ def reproduced(known: Calibration | None, new: Calibration, settings: ModelSetti
     if not window.client_rps:
         return new
     everything = merge([known, new]) if known is not None else new
+    # What the executions allow, uncapped: a ceiling an earlier window set would cap the expectation at its own rate,
+    # and a faster window would then never look short (text_len: a single client's window 17 % short of what the
+    # twin expected capped every later window at its 1,721 answers/s)
+    everything = replace(everything, windows=tuple(replace(w, expected_rps=None) for w in everything.windows))
     if window.outside_us is not None:
         everything = replace(everything, client_overhead_us=window.outside_us)
     expected = predict(everything, settings, replace(load, duration_s=REPRODUCED_S,

@@ -19,6 +19,31 @@ DEFAULT_CV = 0.1  # per-execution spread when no two windows show it: sleep-base
 MIN_EXECUTIONS = 20  # fewer executions of a size than this, and its mean leans on the fitted curve
 EXTRAPOLATION_PER_DOUBLING = 0.15  # uncertainty added per doubling of distance beyond the sizes seen
 SHORT = 0.85  # a window answered under this share of what the twin, calibrated on it, expects of its own traffic
+Z99 = 2.3263  # the standard normal's 99th percentile
+
+
+@dataclass(frozen=True)
+class Outside:
+    """A request's time outside what the twin simulates (the client, HTTP, the host's CPUs): lognormal, of this
+    mean and spread (sigma 0: the same for every request); where it comes from, in words."""
+
+    mean_us: float
+    sigma: float = 0.0
+    note: str = ""
+
+    @classmethod
+    def of(cls, mean_us: float, p99_us: float, note: str = "") -> Outside:
+        """Return the lognormal of this mean whose 99th percentile is p99_us (as near as a lognormal gets: a p99
+        over 14.9 × the mean is taken as that)."""
+        if mean_us <= 0 or p99_us <= mean_us:
+            return cls(max(0.0, mean_us), 0.0, note)
+        # ln p99 = ln mean - sigma^2 / 2 + Z99 * sigma: the smaller root (the larger one has a thinner p99 side)
+        room = Z99 * Z99 - 2 * math.log(p99_us / mean_us)
+        return cls(mean_us, Z99 - math.sqrt(room) if room > 0 else Z99, note)
+
+    def p99_us(self) -> float:
+        """Return the 99th percentile of the outside time."""
+        return self.mean_us * math.exp(Z99 * self.sigma - self.sigma ** 2 / 2)
 
 
 @dataclass(frozen=True)
@@ -35,6 +60,17 @@ class Window:
     queue_us: float | None = None  # the server's queue time per request
     batch_io: tuple[tuple[int, int], ...] = ()  # (size, compute_input + compute_output ns) per batch size
     expected_rps: float | None = None  # what the twin, calibrated on this window, expects of the window's own traffic
+    client_p99_us: float | None = None  # the clients' p99 over the window
+    server_us: float | None = None  # the server's mean queue + compute per request over the window
+    open_loop: bool | None = None  # the window's traffic: an open loop (True), a closed one (False), unknown (None)
+
+    @property
+    def outside_p99_us(self) -> float | None:
+        """Return the p99 of a request's time outside the server, as the clients' p99 less the server's mean time
+        (the server's own spread is left in it: small where the host, not the server, is the limit)."""
+        if self.client_p99_us is None or self.server_us is None or self.outside_us is None:
+            return None
+        return max(self.outside_us, self.client_p99_us - self.server_us)
 
     @property
     def busy(self) -> float:
@@ -127,6 +163,31 @@ class Calibration:
         return top.client_rps, (
             f"its clients got {top.client_rps:,.0f} answers/s where the twin, calibrated on those very executions, "
             f"expected {top.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
+
+    def outside(self, open_loop: bool, rate_rps: float | None) -> Outside:
+        """Return a request's time outside the server at this rate of answers, for an open or a closed loop.
+
+        Where the server is the limit, its mean over every window (client_overhead_us) and the same for every
+        request: the server's own queue and compute make the tail. Where the host is (host_ceiling), the clients'
+        own time varies more than anything the server does — a Python client on the server's CPUs, its event loop
+        and the scheduler's slices — so its spread is taken from what the clients saw: the windows of the same kind
+        of loop (an open loop's requests come in bursts a closed loop never sends: other windows only when none
+        is), their outside mean and p99 interpolated at the rate, held at the nearest window beyond them."""
+        mean = self.client_overhead_us or 0.0
+        if self.host_ceiling is None:
+            return Outside(mean)
+        seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]
+        same = [w for w in seen if w.open_loop is open_loop] or seen
+        if not same:
+            return Outside(mean)
+        points = sorted((w.client_rps, w.outside_us, w.outside_p99_us) for w in same)
+        rate = points[0][0] if rate_rps is None else rate_rps
+        m, q = _interpolated(points, rate)
+        kind = "open" if open_loop else "closed"
+        which = "its" if all(w.open_loop is open_loop for w in same) else f"other windows' (none of a {kind} loop)"
+        rates = ", ".join(f"{r:,.0f}" for r, _, _ in points)
+        return Outside.of(m, q, f"time outside the server from {which} clients at {rates} req/s: mean "
+                                f"{m / 1e3:.2f} ms, p99 {q / 1e3:.2f} ms")
 
     @cached_property
     def io_us(self) -> float:
@@ -232,6 +293,17 @@ class Calibration:
         return confidence_of(self, sorted(set(sizes)), instances)
 
 
+def _interpolated(points: list[tuple[float, float, float]], rate: float) -> tuple[float, float]:
+    """Return (mean, p99) at rate, linear between the (rate, mean, p99) points around it, the nearest beyond."""
+    if rate <= points[0][0]:
+        return points[0][1], points[0][2]
+    for (r0, m0, q0), (r1, m1, q1) in zip(points, points[1:]):
+        if rate <= r1:
+            f = (rate - r0) / (r1 - r0) if r1 > r0 else 1.0
+            return m0 + f * (m1 - m0), q0 + f * (q1 - q0)
+    return points[-1][1], points[-1][2]
+
+
 # --- the words: what a calibration lacks, and how sure the twin is, in words a person can act on ---------------
 
 FAR = 0.25  # an extrapolated size whose time is this uncertain makes the whole answer 'low'
@@ -273,8 +345,13 @@ def lacks_of(cal: Calibration, sizes: list[int], instances: int) -> tuple[str, .
     if cal.client_overhead_us is None:
         out.append("client overhead unknown: latencies are the server's alone")
     if cal.host_ceiling is not None:
+        tails = [w for w in cal.windows if w.outside_p99_us is not None and w.client_rps]
+        how = ("takes the clients' own time, its tail included, from what its windows' clients saw" if tails else
+               "cannot say how latency grows on the way")
+        if tails and not any(w.open_loop for w in tails):
+            how += " (closed loops only: an open loop's bursts may make a longer tail)"
         out.append(f"host-bound: {cal.host_ceiling[1]}; the twin models Triton's scheduler and execution only, so it "
-                   f"caps throughput at {cal.host_ceiling[0]:,.0f} req/s and cannot say how latency grows on the way")
+                   f"caps throughput at {cal.host_ceiling[0]:,.0f} req/s and {how}")
     return tuple(out)
 
 

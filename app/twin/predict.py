@@ -14,7 +14,7 @@ from random import Random
 from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
 from app.twin.calibration import Calibration
-from app.twin.load import Load
+from app.twin.load import Arrivals, Load
 from app.twin.simulated import RunFigures
 from app.twin.scheduler import simulate
 
@@ -89,7 +89,14 @@ def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replication
     if lo != costs or hi != costs:
         # The first seed again: the edges then differ from a replication by the calibration alone.
         edges = [simulate(batcher, c, load, Random(seed * 1_000_003), overhead) for c in (lo, hi)]
-    return plain, edges
+    if cal.host_ceiling is None:
+        return plain, edges  # the server is the limit: the outside time is its mean, as simulated
+    # The host is: the clients' own time, spread and all, at the rate the host lets through (it adds to the
+    # latencies after the fact and changes nothing the server did).
+    rate = min(cal.host_ceiling[0], sum(r.figures().throughput_rps for r in plain) / len(plain))
+    outside = cal.outside(load.kind != Arrivals.CLOSED, rate)
+    return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],
+            [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges])
 
 
 def _interval(plain: list[RunFigures], edges: list[RunFigures], name: str) -> Interval:

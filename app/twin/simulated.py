@@ -1,7 +1,8 @@
 """One simulated run: every request's times and every execution's size, and the figures a window of it gives."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -63,8 +64,23 @@ class Run:
     warmup_s: float
     end_s: float
     stop_s: float
-    overhead_ms: float
+    overhead_ms: float  # the mean time outside the server, added to every request's latency
     classes: tuple[str, ...]
+    outside_sigma: float = 0.0  # > 0: each request's outside time is lognormal around overhead_ms with this spread
+    outside_seed: int = 0
+
+    def with_outside(self, mean_us: float, sigma: float, seed: int) -> Run:
+        """Return the run with another time outside the server: it adds to the latencies and changes nothing the
+        server did (a closed loop's clients sent at the times the run already holds)."""
+        return replace(self, overhead_ms=mean_us / 1e3, outside_sigma=sigma, outside_seed=seed)
+
+    @cached_property
+    def _outside_ms(self) -> np.ndarray | float:
+        """Return every request's time outside the server, ms (one number when it does not vary)."""
+        if not self.outside_sigma:
+            return self.overhead_ms
+        noise = np.random.default_rng(self.outside_seed).standard_normal(len(self.arrival))
+        return self.overhead_ms * np.exp(self.outside_sigma * noise - self.outside_sigma ** 2 / 2)
 
     def _window(self, cls: int | None) -> np.ndarray:
         pick = (self.arrival >= self.warmup_s) & (self.arrival < self.end_s)
@@ -76,9 +92,11 @@ class Run:
         state, arrival = self.state[pick], self.arrival[pick]
         answered = state == ANSWERED
         waited = np.where(answered, self.done[pick], self.stop_s) - arrival
+        outside = self._outside_ms
+        outside = outside[pick][state != REJECTED] if isinstance(outside, np.ndarray) else outside
         return LatencySamples(queue_ms=(self.start[pick] - arrival)[answered] * 1e3,
                        compute_ms=(self.done[pick] - self.start[pick])[answered] * 1e3,
-                       total_ms=waited[state != REJECTED] * 1e3 + self.overhead_ms)
+                       total_ms=waited[state != REJECTED] * 1e3 + outside)
 
     def figures(self, cls: int | None = None) -> RunFigures:
         """Return the window's figures for every request, or for one class index."""

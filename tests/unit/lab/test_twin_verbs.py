@@ -23,6 +23,9 @@ def test_traffic_already_running_calibrates_it_and_a_prediction_follows_the_knob
     assert calibration is not None and calibration.instance_counts == (1,), calibration
     window = calibration.windows[-1]  # what the clients saw beside it: the host ceiling's evidence
     assert window.client_rps and window.outside_us is not None and window.queue_us is not None, window
+    # the clients' p99 and the server's mean time beside it (the spread of the clients' own time), of an open loop
+    assert window.open_loop is True and window.client_p99_us > 0 and window.server_us > 0, window
+    assert window.outside_p99_us >= window.outside_us, window
     settings = settings_of(fake.served_config("gpu_sim"))
     now = fake.predict("gpu_sim", settings)
     assert now.throughput_rps.low <= 150.0 * 1.05 and now.throughput_rps.high >= 150.0 * 0.9, now.throughput_rps
@@ -63,6 +66,7 @@ def test_learn_edges_takes_exactly_the_executions_between_two_reads(fake):
     assert fake.learn_edges("gpu_sim", before, after, figures)
     window = fake.calibration("gpu_sim").windows[-1]
     assert window.seconds == 1.25 and window.batches[0][:2] == (8, 60), window
+    assert window.open_loop is False, window  # the lab's traffic to the model is a closed loop
     # 100 executions at 15 ms after 40 at 14: the 60 between took (1,500 - 560) ms, 15.67 ms each
     assert abs(window.batches[0][2] / 60 / 1e6 - (1500 - 560) / 60) < 1e-6, window.batches
     assert not fake.learn_edges("gpu_sim", Edge(100.0, None, None), after, figures)

@@ -1,10 +1,12 @@
 """Predictions: deterministic given a seed, intervals that hold their value, per-class figures, and speed."""
 from __future__ import annotations
 
+from dataclasses import replace
 
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.twin import Calibration, Load, ClassShare, Window, predict, saturation
 from app.twin.calibrate import reproduced
+from app.twin.calibration import Outside, Z99
 
 COST_US = {1: 4000, 2: 4500, 4: 5300, 8: 6900, 16: 9800, 32: 15500}
 
@@ -101,3 +103,83 @@ def test_a_window_the_twin_reproduces_is_no_host_limit():
     slow = Window(1, ((1, 400, 400 * 4_000_000),), 400, seconds=5.0, client_rps=100.0, expected_rps=200.0)
     both = Calibration((*cal.windows, slow), client_overhead_us=2000.0)
     assert both.host_ceiling is None, both.host_ceiling
+
+
+# --- the clients' own time where the host is the limit ---------------------------------------------------------
+
+def _host_bound(*windows: Window) -> Calibration:
+    """A calibration whose fastest window (640 answers/s of 32 clients) fell short of what the twin expects."""
+    top = Window(1, ((8, 400, 400 * 6_900_000),), 3200, seconds=5.0, client_rps=640.0, outside_us=2000.0,
+                 expected_rps=1100.0, client_p99_us=6000.0, server_us=3000.0, open_loop=False)
+    return Calibration((top, *windows), client_overhead_us=2000.0)
+
+
+def _tail_window(rps: float, outside_us: float, client_p99_us: float, open_loop: bool) -> Window:
+    return Window(1, ((8, 100, 100 * 6_900_000),), 800, seconds=1.0, client_rps=rps, outside_us=outside_us,
+                  client_p99_us=client_p99_us, server_us=1000.0, open_loop=open_loop)
+
+
+def test_a_lognormal_outside_time_has_the_p99_it_was_fitted_to():
+    for mean, p99 in ((200.0, 900.0), (500.0, 4000.0), (1000.0, 1500.0)):
+        fitted = Outside.of(mean, p99)
+        assert abs(fitted.p99_us() / p99 - 1) < 1e-9 and fitted.sigma > 0, (mean, p99, fitted)
+    assert Outside.of(500.0, 400.0).sigma == 0.0, "a p99 under the mean is no spread"
+    widest = Outside.of(100.0, 100_000.0)  # 1000 x the mean: no lognormal of that mean has it
+    assert abs(widest.sigma - Z99) < 1e-9 and widest.p99_us() < 100_000.0, widest
+
+
+def test_where_the_server_is_the_limit_the_outside_time_is_its_mean_alone():
+    """Without a host limit the server's own queue and compute make the tail: windows' client p99 change nothing."""
+    plain = _calibration(400.0)
+    tailed = Calibration((replace(plain.windows[0], client_rps=300.0, outside_us=400.0, client_p99_us=9000.0,
+                                  server_us=4000.0, open_loop=True),), client_overhead_us=400.0)
+    assert tailed.host_ceiling is None and tailed.outside(True, 300.0) == Outside(400.0), tailed.outside(True, 300.0)
+    load = Load.poisson(300.0, 5.0)
+    assert predict(plain, _settings(), load, replications=2) == predict(tailed, _settings(), load, replications=2)
+
+
+def test_a_host_bound_model_takes_the_outside_time_of_the_same_kind_of_loop_at_the_rate():
+    cal = _host_bound(_tail_window(100.0, 200.0, 2200.0, False), _tail_window(300.0, 1000.0, 9000.0, True),
+                      _tail_window(500.0, 2000.0, 13000.0, True))
+    assert cal.host_ceiling is not None
+    # open loops: between the two open windows, linear; held at the nearest beyond them
+    mid = cal.outside(True, 400.0)
+    assert abs(mid.mean_us - 1500.0) < 1e-6 and abs(mid.p99_us() - 10000.0) < 1e-6, mid  # p99: 8000 and 12000 less 1000
+    assert cal.outside(True, 50.0) == cal.outside(True, 300.0) and cal.outside(True, 900.0) == cal.outside(True, 500.0)
+    # closed loops: the closed windows (100 and 640 answers/s), not the open ones
+    low = cal.outside(False, 100.0)
+    assert low.mean_us == 200.0 and abs(low.p99_us() - 1200.0) < 1e-6, low
+    assert "open" not in low.note and "100, 640 req/s" in low.note, low.note
+    # with no window of its kind, an open loop takes the others' and says so
+    closed_only = _host_bound(_tail_window(100.0, 200.0, 2200.0, False))
+    assert "none of a open loop" in closed_only.outside(True, 300.0).note
+    assert any("closed loops only" in line for line in closed_only.lacks((8,), 1)), closed_only.lacks((8,), 1)
+
+
+def test_a_host_bound_prediction_carries_the_clients_tail_and_its_mean():
+    """An open window whose clients saw a p99 of 13 ms over a server mean of 1 ms: the outside time alone has a
+    p99 of 12 ms, so the prediction's is no less, where the mean alone put it at the server's p99 plus 2 ms."""
+    tailed = _host_bound(_tail_window(300.0, 2000.0, 13000.0, True))
+    flat = _host_bound(_tail_window(300.0, 2000.0, 3000.0, True))  # p99 at the mean: no spread
+    settings, load = _settings(instances=1), Load.poisson(300.0, 5.0)
+    long, short = predict(tailed, settings, load, replications=2), predict(flat, settings, load, replications=2)
+    assert long.p99_ms.value >= 12.0 and long.p99_ms.value > short.p99_ms.value + 3.0, \
+        f"tail {long.p99_ms} against none {short.p99_ms}"
+    assert long.p99_ms.low <= long.p99_ms.value <= long.p99_ms.high, long.p99_ms
+    # the server did the same: throughput, queue and batches do not move with the clients' own time
+    assert (long.throughput_rps, long.queue_ms, long.mean_batch) == (short.throughput_rps, short.queue_ms,
+                                                                    short.mean_batch)
+    # the median moves little: a lognormal's spread lives in its tail
+    assert abs(long.p50_ms.value - short.p50_ms.value) < 2.0, (long.p50_ms, short.p50_ms)
+
+
+def test_a_ceiling_an_earlier_window_set_does_not_cap_what_a_faster_window_is_expected_to_do():
+    """The expectation is what the executions allow: capped at an earlier window's 640 answers/s, a faster window
+    that also fell short would look as if it had done more than expected, and the ceiling would stay at 640."""
+    settings, load = _settings(instances=1), Load.closed(32, 10.0, warmup_s=2.0)
+    known = reproduced(None, Calibration((_window(640.0),), client_overhead_us=2000.0), settings, load)
+    assert known.host_ceiling is not None and known.host_ceiling[0] == 640.0, known.host_ceiling
+    faster = reproduced(known, Calibration((_window(900.0),), client_overhead_us=2000.0), settings, load)
+    assert faster.windows[0].expected_rps > 900.0 / 0.85, faster.windows[0]
+    both = Calibration((*known.windows, *faster.windows), client_overhead_us=2000.0)
+    assert both.host_ceiling is not None and both.host_ceiling[0] == 900.0, both.host_ceiling
