@@ -76,16 +76,18 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
         # The host, not the server, is the limit: the clients' own time makes the tail, and an open loop's bursts
         # make a longer one than any closed loop (mlp: p99 5-11 ms at 1,000-4,500 req/s open, 1.8 and 4.7 ms
         # closed at 900 and 5,400), growing with the rate: two levels of an open loop show it.
-        state.levels += len(OPEN_SHARES) if ceiling is not None else 0
-        for share in OPEN_SHARES if ceiling is not None else ():
-            if cancel is not None and cancel.is_set():
-                break
-            rate = max(1.0, min(LIMITS["rate"].high, round(share * ceiling[0])))
-            state.level, state.concurrency = state.level + 1, 0
-            if progress is not None:
-                progress(state)
-            open_spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=60.0), config)
-            _level(lab, meter, model, open_spec, OPEN_LEVEL * level_s, cancel, f"an open loop at {rate:,.0f} req/s")
+        if ceiling is not None:
+            state.levels += len(OPEN_SHARES)
+            for share in OPEN_SHARES:
+                if cancel is not None and cancel.is_set():
+                    break
+                rate = max(1.0, min(LIMITS["rate"].high, round(share * ceiling[0])))
+                state.level, state.concurrency = state.level + 1, 0
+                if progress is not None:
+                    progress(state)
+                open_spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=60.0), config)
+                _level(lab, meter, model, open_spec, OPEN_LEVEL * level_s, cancel,
+                       f"an open loop at {rate:,.0f} req/s")
     finally:
         meter.close()
         if found is not None:

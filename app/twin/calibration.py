@@ -164,7 +164,7 @@ class Calibration:
             f"its clients got {top.client_rps:,.0f} answers/s where the twin, calibrated on those very executions, "
             f"expected {top.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
 
-    def outside(self, open_loop: bool, rate_rps: float | None) -> Outside:
+    def outside(self, open_loop: bool, rate_rps: float) -> Outside:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.
 
         Where the server is the limit, its mean over every window (client_overhead_us) and the same for every
@@ -181,8 +181,7 @@ class Calibration:
         if not same:
             return Outside(mean)
         points = sorted((w.client_rps, w.outside_us, w.outside_p99_us) for w in same)
-        rate = points[0][0] if rate_rps is None else rate_rps
-        m, q = _interpolated(points, rate)
+        m, q = _interpolated(points, rate_rps)
         kind = "open" if open_loop else "closed"
         which = "its" if all(w.open_loop is open_loop for w in same) else f"other windows' (none of a {kind} loop)"
         rates = ", ".join(f"{r:,.0f}" for r, _, _ in points)

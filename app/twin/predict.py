@@ -15,7 +15,7 @@ from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
 from app.twin.calibration import Calibration
 from app.twin.load import Arrivals, Load
-from app.twin.simulated import RunFigures
+from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
 
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
@@ -89,11 +89,16 @@ def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replication
     if lo != costs or hi != costs:
         # The first seed again: the edges then differ from a replication by the calibration alone.
         edges = [simulate(batcher, c, load, Random(seed * 1_000_003), overhead) for c in (lo, hi)]
+    return plain, edges
+
+
+def _with_outside(cal: Calibration, load: Load, seed: int, plain: list[Run], edges: list[Run]):
+    """Return the runs with the clients' own time where the host is the limit: spread and all, at the rate the host
+    lets through (it adds to the latencies after the fact and changes nothing the server did); as they are where
+    the server is the limit (the outside time is its mean, as simulated)."""
     if cal.host_ceiling is None:
-        return plain, edges  # the server is the limit: the outside time is its mean, as simulated
-    # The host is: the clients' own time, spread and all, at the rate the host lets through (it adds to the
-    # latencies after the fact and changes nothing the server did).
-    rate = min(cal.host_ceiling[0], sum(r.figures().throughput_rps for r in plain) / len(plain))
+        return plain, edges
+    rate = min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
     outside = cal.outside(load.kind != Arrivals.CLOSED, rate)
     return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],
             [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges])
@@ -109,7 +114,8 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     if replications < 1:
         raise ValueError(f"replications must be at least 1, got {replications}")
     batcher = batcher_of(settings)
-    plain_runs, edge_runs = _runs(calibration, batcher, load, seed, replications)
+    plain_runs, edge_runs = _with_outside(calibration, load, seed, *_runs(calibration, batcher, load, seed,
+                                                                          replications))
     plain, edges = [r.figures() for r in plain_runs], [r.figures() for r in edge_runs]
     pooled = Counter()
     for f in plain:

@@ -98,21 +98,25 @@ class Run:
                        compute_ms=(self.done[pick] - self.start[pick])[answered] * 1e3,
                        total_ms=waited[state != REJECTED] * 1e3 + outside)
 
+    def throughput_rps(self, cls: int | None = None) -> float:
+        """Return the answers per second inside the window, for every request or one class index."""
+        inside = (self.state == ANSWERED) & (self.done >= self.warmup_s) & (self.done <= self.end_s)
+        if cls is not None:
+            inside &= self.cls == cls
+        return float(inside.sum() / (self.end_s - self.warmup_s))
+
     def figures(self, cls: int | None = None) -> RunFigures:
         """Return the window's figures for every request, or for one class index."""
         pick, s = self._window(cls), self.samples(cls)
         state = self.state[pick]
-        inside = (self.state == ANSWERED) & (self.done >= self.warmup_s) & (self.done <= self.end_s)
         if cls is None:
             sizes = self.exec_size[(self.exec_start >= self.warmup_s) & (self.exec_start < self.end_s)]
         else:
-            inside &= self.cls == cls
             sizes = self.batch[pick][state == ANSWERED]
         counts = np.bincount(sizes) if len(sizes) else np.zeros(1, int)
-        span = self.end_s - self.warmup_s
         return RunFigures(
             offered=int(pick.sum()), answered=int((state == ANSWERED).sum()), rejected=int((state == REJECTED).sum()),
-            unfinished=int((state == UNFINISHED).sum()), throughput_rps=float(inside.sum() / span),
+            unfinished=int((state == UNFINISHED).sum()), throughput_rps=self.throughput_rps(cls),
             mean_ms=_mean(s.total_ms), p50_ms=_quantile(s.total_ms, 0.5), p90_ms=_quantile(s.total_ms, 0.9),
             p99_ms=_quantile(s.total_ms, 0.99), queue_ms=_mean(s.queue_ms), queue_p99_ms=_quantile(s.queue_ms, 0.99),
             compute_ms=_mean(s.compute_ms), mean_batch=_mean(sizes),
