@@ -61,6 +61,21 @@ def lab_sh_functions(*names: str) -> str:
                      for name in names)
 
 
+def followed_after_restart(lab, before) -> None:
+    """Check a lab after lab.restart(resume_traffic=True) of its own server, which had answered at before: ready
+    where it came back, and the resumed traffic answered there.
+
+    The same ports were asked for (tests/unit/lab/test_restart.py); on a shared machine another process may take one
+    while the server is down (2026-12-07, CI run 40: the parallel workers' servers prefer 8000-8002 too), and then
+    the lab follows the server where it came back."""
+    after = lab.server_facts().endpoint
+    assert lab.status().ready, f"not ready after the restart, at {after} (before it: {before})"
+    if after != before:
+        print(f"the server came back on other ports: {before} -> {after}")
+    wait_until(lambda: (lab.traffic_snapshot(0).summary.get("all") or {}).get("ok", 0) >= 5, 60,
+               f"answers from the restarted server at {after.http_url}")
+
+
 def wait_until(condition, timeout_s: float = 30.0, what: str = "condition"):
     """Return condition()'s first truthy value, polling; fail after timeout_s naming what and the last value."""
     import pytest  # noqa: PLC0415 - only the tests import this module

@@ -15,7 +15,7 @@ from app.paths import MODEL_REPOSITORY
 from app.server.embedded import group_alive
 from loadgen.spec import LoadSpec
 from tests.fakes.fake_lab import FakeLab
-from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, wait_until
+from tests.helpers import copy_of_the_lab_repository, embedded_lab_serving, followed_after_restart, wait_until
 
 
 def test_embedded_lab_starts_restarts_and_closes(tmp_path):
@@ -29,15 +29,7 @@ def test_embedded_lab_starts_restarts_and_closes(tmp_path):
         seen = lab.server_view("gpu_sim", window_s=60).timeline
         lab.start_traffic(LoadSpec(model="gpu_sim", concurrency=1, duration_s=120.0))
         lab.restart(resume_traffic=True)
-        # The same ports were asked for (tests/unit/lab/test_restart.py); on a shared machine another process may
-        # take one while the server is down (2026-12-07, CI run 40: the parallel workers' servers prefer 8000-8002
-        # too), and then the lab follows the server where it came back: ready there, the traffic answered there.
-        after = lab.server_facts().endpoint
-        assert lab.status().ready, f"not ready after the restart, at {after} (before it: {before})"
-        if after != before:
-            print(f"the server came back on other ports: {before} -> {after}")
-        wait_until(lambda: (lab.traffic_snapshot(0).summary.get("all") or {}).get("ok", 0) >= 5, 60,
-                   f"answers from the restarted server at {after.http_url}")
+        followed_after_restart(lab, before)
         assert lab.traffic().running and lab.traffic().spec.concurrency == 1, "the traffic was not resumed"
         lab.stop_traffic()
         start, stop, restart, resumed, _ = lab.markers()

@@ -15,7 +15,7 @@ from app.server.start_errors import ServerStartError
 from app.server.status import fetch_status, with_log_reasons
 from loadgen.spec import LoadSpec
 from tests.contract.server.squatter import Squatter
-from tests.helpers import copy_of_the_lab_repository, unavailable, wait_until
+from tests.helpers import copy_of_the_lab_repository, followed_after_restart, unavailable, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +63,7 @@ def test_a_lab_on_a_triton_container_applies_restarts_and_removes_it(client, rep
         wait_until(lambda: (lab.traffic_snapshot(0).summary.get("all") or {}).get("ok", 0) >= 20, 60, "answers")
         before = lab.server_facts().endpoint
         lab.restart(resume_traffic=True)
-        # The same ports were asked for (tests/unit/lab/test_restart.py); on a shared machine another process may
-        # take one while the server is down (2026-12-07, CI run 40: the parallel workers' servers prefer 8000-8002
-        # too), and then the lab follows the server where it came back: ready there, the traffic answered there.
-        after = lab.server_facts().endpoint
-        assert lab.status().ready, f"not ready after the restart, at {after} (before it: {before})"
-        if after != before:
-            print(f"the server came back on other ports: {before} -> {after}")
-        wait_until(lambda: (lab.traffic_snapshot(0).summary.get("all") or {}).get("ok", 0) >= 5, 60,
-                   f"answers from the restarted server at {after.http_url}")
+        followed_after_restart(lab, before)
         (again,) = _ours(client)  # the old container was removed, a new one serves
         assert again.id != container.id and f"Docker container {again.name}" in lab.server_facts().description
         assert lab.traffic().running
