@@ -44,6 +44,7 @@ def _point(space, p) -> dict:
     return {"key": p.key, "config": p.choice.key, "configuration": p.choice.label, "load": p.load,
             "load_kind": space.load_kind, "status": p.status, "stable": p.stable, "note": p.note,
             "caution": p.caution(), "within_sla": space.meets_sla(p.p99, p.throughput),
+            "sla": space.sla_state(p.p99, p.throughput),
             **{k: p.get(k) for k in FIGURES}, "config_text": p.config_text, "figures": p.figures.to_dict()}
 
 

@@ -43,6 +43,7 @@ def _preferred(text: str) -> tuple:
 
 def parser() -> argparse.ArgumentParser:
     """Return the command line's parser (exits 2 with a message on a bad argument, as argparse does)."""
+    from app.experiments.sweep.space import P99_HEADROOM  # noqa: PLC0415 - the sweep's default headroom
     top = argparse.ArgumentParser(prog="python -m app.experiments", description=__doc__.splitlines()[0])
     sub = top.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -64,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     loads.add_argument("--rate", type=_numbers(float), help="open-loop loads (req/s), e.g. 50,100,200")
     sweep.add_argument("--p99-ms", type=float, required=True, help="the p99 budget (client side, ms)")
     sweep.add_argument("--min-throughput", type=float, help="the SLA's throughput floor (req/s)")
+    sweep.add_argument("--p99-headroom", type=float, default=P99_HEADROOM * 100, metavar="PCT",
+                       help="a p99 inside the budget but within this %% of it is on the budget's edge, named only "
+                            f"when no point has room (default {P99_HEADROOM * 100:g}; 0: the budget alone)")
     sweep.add_argument("--grid", action="store_true", help="measure every point (default: adaptive search)")
     sweep.add_argument("--window-s", type=float, default=0.5, help="measurement window (s, default 0.5)")
     sweep.add_argument("--max-windows", type=int, default=12, help="windows before a point counts as unsettled")
@@ -151,7 +155,8 @@ def _sweep(args) -> int:
                         max_batch_sizes=args.max_batch_size, preferred=args.preferred,
                         include_default=not args.no_default, load_kind=CONCURRENCY if args.concurrency else RATE,
                         loads=args.concurrency or args.rate, p99_budget_ms=args.p99_ms,
-                        min_throughput_rps=args.min_throughput, adaptive=not args.grid)
+                        min_throughput_rps=args.min_throughput, adaptive=not args.grid,
+                        p99_headroom=args.p99_headroom / 100)
     options = SweepOptions(window_s=args.window_s, max_windows=args.max_windows, seed=args.seed,
                            twin_top=args.twin_top)
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:

@@ -17,7 +17,7 @@ from app.experiments.sweep.space import Choice
 from app.scenarios.base import (Check, Phase, PhaseFigures, Scenario, change_check, figure_text, margin_text,
                                 named_check, ratio_check)
 from app.scenarios.scripts import SCRIPTS
-from app.experiments.sweep.space import inside_sla
+from app.experiments.sweep.space import sla_state
 from loadgen.inputs.shapes import LengthSpec, ShapeSpec
 from loadgen.spec import ArrivalKind, ArrivalSpec, LoadSpec, Mode, RetryKind, RetryPolicy, SequenceSpec, TrafficClass
 from loadgen.generate_stream import StreamSpec
@@ -54,9 +54,10 @@ P99_BUDGET_MS = 50.0
 
 def phase_operating_point(f: dict[str, PhaseFigures], budget_ms: float) -> str | None:
     """Return the phase a sweep would name (recommend.best_inside: the highest goodput, then throughput, among the
-    phases inside the SLA by space.inside_sla — 5.12's rule), None if none."""
-    inside = [name for name, fig in f.items() if inside_sla(fig.c("p99_ms"), budget_ms)]
-    return best_inside(inside, lambda name: (f[name].c("goodput_rps"), f[name].c("throughput_rps")))
+    phases inside the SLA by space.sla_state — 5.12's rule), None if none. The chapter's rule is the budget alone
+    (its worked example names 28 ms under 30): no headroom, where a sweep keeps space.P99_HEADROOM by default."""
+    return best_inside(list(f), lambda name: (f[name].c("goodput_rps"), f[name].c("throughput_rps")),
+                       lambda name: sla_state(f[name].c("p99_ms"), budget_ms, 0.0))
 
 
 def _rps_at_p99(fig: PhaseFigures) -> str:

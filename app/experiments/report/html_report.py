@@ -207,6 +207,8 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
 def _sweep_definition(study: Study, space: SearchSpace) -> str:
     options = study.definition.get("options") or {}
     sla = f"client p99 ≤ {space.p99_budget_ms:g} ms" + (
+        f" (on its edge within {space.p99_headroom:.0%}: named only when no point has room)"
+        if space.p99_headroom else "") + (
         f" and throughput ≥ {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
     pairs = [("model", space.model), ("configurations", "; ".join(c.label for c in space.choices())),
              ("loads", f"{space.load_kind}: " + ", ".join(f"{v:g}" for v in space.loads)), ("SLA", sla),
@@ -216,9 +218,9 @@ def _sweep_definition(study: Study, space: SearchSpace) -> str:
 
 
 def _points_table(points: list[Point], space: SearchSpace, best: Point | None) -> str:
-    head = ["configuration", "load", "status", "settled", "within SLA", *FIGURES_HEAD, "generator behind", "note"]
+    head = ["configuration", "load", "status", "settled", "SLA", *FIGURES_HEAD, "generator behind", "note"]
     rows = [[p.choice.label, load_text(space, p.load), p.status, "yes" if p.stable else "no",
-             "yes" if space.meets_sla(p.p99, p.throughput) else "no", *_figures(p.figures),
+             space.sla_state(p.p99, p.throughput) if p.status == DONE else "", *_figures(p.figures),
              "" if p.behind is None else sent_behind(p.behind), p.note] for p in points]
     return _table(head, rows, ["best" if best is not None and p.key == best.key else "" for p in points])
 

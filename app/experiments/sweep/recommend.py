@@ -9,7 +9,9 @@ pass measured each once); every measurement of a point is then pooled — answer
 over the time actually measured — and the one rule (operating_point: the most goodput inside the SLA)
 picks from the pooled points. The recommendation states its margin over the best other configuration and
 whether it exceeds what the spreads allow. A point whose measurements lie further apart than their bands
-allow is marked, and is never named alone.
+allow is marked, and is never named alone. A point on the budget's edge (SearchSpace.sla_state: inside the budget,
+but within its headroom) is named only when no point holds the budget with room, and then not alone; one passed over
+for its edge is said in the sentence.
 """
 from __future__ import annotations
 
@@ -23,28 +25,41 @@ from app.store.database import DONE
 from app.metrics.catalog import fmt
 from app.timeline.figures import Figures
 
+from app.experiments.sweep.space import EDGE, INSIDE
+
 if TYPE_CHECKING:
     from app.experiments.sweep.points import Point
     from app.experiments.sweep.space import SearchSpace
 
 T = TypeVar("T")
 CLEAR, TIED, DISAGREE, ONLY, ONCE = "clear", "within the spread", "repeats disagree", "only one", "measured once"
+ON_EDGE = "on the budget's edge"
 
 
 def operating_point(space: SearchSpace, points: list[Point]) -> Point | None:
-    """Return the measured point with the highest goodput among those inside the SLA (None when none is)."""
-    inside = [p for p in points if p.status == DONE and space.meets_sla(p.p99, p.throughput)]
-    return best_inside(inside, _figures)
+    """Return the measured point with the highest goodput among those inside the SLA with room; when none has room,
+    among those on its edge (None when no point is inside the budget)."""
+    return best_inside([p for p in points if p.status == DONE], _figures, lambda p: _state(space, p))
+
+
+def _state(space: SearchSpace, point: Point) -> str:
+    return space.sla_state(point.p99, point.throughput)
 
 
 def _figures(point: Point) -> tuple[float | None, float | None]:
     return point.goodput, point.throughput
 
 
-def best_inside(inside: list[T], figures: Callable[[T], tuple[float | None, float | None]]) -> T | None:
-    """THE operating-point rule, for sweeps and scenarios alike: among candidates already inside the SLA, the one
-    with the highest goodput, throughput breaking ties (a figure not measured counts as 0); None when none is."""
-    return max(inside, key=lambda c: _rank(figures(c)), default=None)
+def best_inside(candidates: list[T], figures: Callable[[T], tuple[float | None, float | None]],
+                state: Callable[[T], str]) -> T | None:
+    """THE operating-point rule, for sweeps and scenarios alike: among the candidates inside the SLA with room
+    (state: space.sla_state), the one with the highest goodput, throughput breaking ties (a figure not measured
+    counts as 0); when none has room, the same among those on the budget's edge; None when none is inside."""
+    for wanted in (INSIDE, EDGE):
+        best = max((c for c in candidates if state(c) == wanted), key=lambda c: _rank(figures(c)), default=None)
+        if best is not None:
+            return best
+    return None
 
 
 def _rank(figures: tuple[float | None, ...]) -> tuple[float, ...]:
@@ -165,10 +180,12 @@ def _listed(items: list[str]) -> str:
 
 # --- who is measured again ---------------------------------------------------------------------------------
 def best_per_configuration(space: SearchSpace, points: list[Point]) -> list[Point]:
-    """Return each configuration's operating point (the rule over its own points), the best first."""
+    """Return each configuration's operating point (the rule over its own points), the best first: those with room
+    before those on the budget's edge."""
     keys = dict.fromkeys(p.choice.key for p in points)
     tops = [operating_point(space, [p for p in points if p.choice.key == k]) for k in keys]
-    return sorted((p for p in tops if p is not None), key=lambda p: _rank(_figures(p)), reverse=True)
+    return sorted((p for p in tops if p is not None),
+                  key=lambda p: (_state(space, p) == INSIDE, *_rank(_figures(p))), reverse=True)
 
 
 def within_noise(a: Point, b: Point) -> bool:
@@ -181,11 +198,13 @@ def within_noise(a: Point, b: Point) -> bool:
 
 def candidates(space: SearchSpace, points: list[Point], top: int) -> list[Point]:
     """Return the points to measure again: the operating point and the other configurations' best points within
-    the noise of it, at most `top` of them, the best first (none when top is 0 or no point is inside the SLA)."""
+    the noise of it and as far inside the budget (both with room, or both on its edge), at most `top` of them, the
+    best first (none when top is 0 or no point is inside the SLA)."""
     ranked = best_per_configuration(space, points)
     if top < 1 or not ranked:
         return []
-    return [ranked[0], *(p for p in ranked[1:] if within_noise(ranked[0], p))][:top]
+    state = _state(space, ranked[0])
+    return [ranked[0], *(p for p in ranked[1:] if _state(space, p) == state and within_noise(ranked[0], p))][:top]
 
 
 # --- the recommendation ------------------------------------------------------------------------------------
@@ -197,8 +216,9 @@ class Recommendation:
     runner_up: Point | None
     margin: float | None  # the best's goodput above the runner-up's, as a fraction of the runner-up's
     spreads: tuple[float | None, float | None]  # the best's and the runner-up's (± fractions)
-    verdict: str  # clear / within the spread / repeats disagree / only one / measured once
+    verdict: str  # clear / within the spread / repeats disagree / on the budget's edge / only one / measured once
     text: str
+    passed_over: Point | None = None  # the point with more goodput left out for lying on the budget's edge
 
     @property
     def allowed(self) -> float | None:
@@ -217,7 +237,8 @@ class Recommendation:
         return {"best": self.best.key, "runner_up": self.runner_up.key if self.runner_up else None,
                 "margin": self.margin, "spreads": list(self.spreads), "allowed": self.allowed,
                 "verdict": self.verdict, "text": self.text, "named": self.named,
-                "measured": len(self.best.repeats) + 1}
+                "measured": len(self.best.repeats) + 1,
+                "passed_over": self.passed_over.key if self.passed_over is not None else None}
 
 
 def recommend(space: SearchSpace, points: list[Point]) -> Recommendation | None:
@@ -233,6 +254,8 @@ def recommend(space: SearchSpace, points: list[Point]) -> Recommendation | None:
     allowed = sum(x for x in spreads if x is not None)
     if best.marked:
         verdict = DISAGREE
+    elif _state(space, best) == EDGE:
+        verdict = ON_EDGE
     elif not best.repeats:
         verdict = ONCE
     elif runner is None:
@@ -241,12 +264,28 @@ def recommend(space: SearchSpace, points: list[Point]) -> Recommendation | None:
         verdict = CLEAR
     else:
         verdict = TIED
-    advice = Recommendation(best, runner, margin, spreads, verdict, "")
-    return dataclasses.replace(advice, text=_text(space, advice))
+    edge = [p for p in points
+            if p.status == DONE and _state(space, p) == EDGE and _rank(_figures(p)) > _rank(_figures(best))]
+    advice = Recommendation(best, runner, margin, spreads, verdict, "",
+                            max(edge, key=lambda p: _rank(_figures(p)), default=None))
+    text = _text(space, advice)
+    if advice.passed_over is not None:
+        text += f" {_passed_over(space, advice.passed_over)}"
+    return dataclasses.replace(advice, text=text)
 
 
 def _load(space: SearchSpace, load: float) -> str:
     return f"concurrency {load:g}" if space.load_kind == "concurrency" else f"{load:g} req/s"
+
+
+def _edge(space: SearchSpace, point: Point) -> str:
+    return (f"its p99 {fmt('p99_ms', point.p99)} lies within {_pct(space.p99_headroom)} of the {space.p99_budget_ms:g} ms "
+            "budget, where a p99 measured again is as likely over it as under")
+
+
+def _passed_over(space: SearchSpace, point: Point) -> str:
+    return (f"Not named: {point.choice.label} at {_load(space, point.load)}, {fmt('goodput_rps', point.goodput)} "
+            f"goodput, on the budget's edge — {_edge(space, point)} (a headroom of 0 would name it).")
 
 
 def _text(space: SearchSpace, advice: Recommendation) -> str:
@@ -264,6 +303,9 @@ def _text(space: SearchSpace, advice: Recommendation) -> str:
                  if advice.allowed is not None else "; spread unknown (one window per measurement)")
     if verdict == DISAGREE:
         return f"{head}; but {best.marked}: not named alone — {_disagree_advice(advice)}."
+    if verdict == ON_EDGE:
+        return (f"{head}: on the budget's edge — {_edge(space, best)}; no point measured holds the budget with room: "
+                "measure it again before relying on it.")
     if verdict == ONCE:
         return f"{head}: measured once, not confirmed by a repeat (re-measuring was off or did not finish)."
     if runner is None:

@@ -1,7 +1,8 @@
 """Which loads a sweep measures for one configuration, apart from how a point is measured (app.experiments.sweep.sweeper):
 a search says the next load (`next()`), is told the point measured there (`record(point)`), and ends with None.
 
-GridSearch measures every load; AdaptiveSearch bisects for the configuration's highest load inside the SLA and
+GridSearch measures every load; AdaptiveSearch bisects for the configuration's highest load inside the SLA (with
+room: SearchSpace.holds, so that a load on the budget's edge sends it one lower) and
 gives up on it once an upper bound on its throughput inside the SLA cannot beat the best point so far (assumption,
 stated on the page: more load never lowers throughput or p99).
 """
@@ -58,7 +59,7 @@ class AdaptiveSearch:
             return
         mid = self._mid
         self.mine[mid] = point
-        if self.space.meets_sla(point.p99, point.throughput):
+        if self.space.holds(point.p99, point.throughput):
             self.lo = mid
         else:
             self.hi = mid

@@ -4,6 +4,7 @@ recommendation rests on those measurements alone — a prediction is never the a
 
 TwinSearch is a search like search.GridSearch (next() / record(point)): it starts at the predicted best load and
 walks up while the measured point holds the SLA, down while it does not, so a right prediction costs two points.
+"Holds" is with room (SearchSpace.holds), for the prediction and the measurement alike.
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def _best(space: SearchSpace, choice: Choice, settings, calibration: Calibration
         except ValueError as exc:  # sequence batching, or a load the twin does not model
             return Ranked(choice, None, 0.0, None, f"not ranked: {exc}")
         p99, throughput = figures.p99_ms.value, figures.throughput_rps.value
-        if space.meets_sla(p99, throughput):
+        if space.holds(p99, throughput):
             return Ranked(choice, load, throughput, round(p99, 2))
     return Ranked(choice, None, 0.0, None)
 
@@ -116,7 +117,7 @@ class TwinSearch:
         if point.status == FAILED:
             self._i = None
             return
-        held = self.space.meets_sla(point.p99, point.throughput)
+        held = self.space.holds(point.p99, point.throughput)
         self._held[self._i] = held
         if self._step == 0:
             self._step = 1 if held else -1

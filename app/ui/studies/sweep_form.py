@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.experiments.sweep.space import CONCURRENCY, RATE, SearchSpace
+from app.experiments.sweep.space import CONCURRENCY, P99_HEADROOM, RATE, SearchSpace
 from app.experiments.sweep.sweeper import SweepOptions
 from app.experiments.sweep.knob_offer import KnobOffer, knob_offer
 from app.config.knobs import DELAYS_US, MAX_INSTANCES, SIZES
@@ -93,7 +93,14 @@ def _sweep_form(lab: LabPort, models: list[str]) -> None:
                                   value=SweepOptions.recheck_rounds, step=1,
                                   help="How many times each candidate is measured again (A B C, A B C, …).")
         name = c12.text_input("Sweep label", placeholder="e.g. instances × delay", max_chars=MAX_LABEL_CHARS)
-        twin_top = st.number_input(
+        c13, c14 = st.columns([1, 2])
+        headroom = c13.number_input(
+            "p99 headroom (% of the budget)", min_value=0, max_value=50, value=round(P99_HEADROOM * 100), step=5,
+            help="A point whose p99 is inside the budget but within this much of it is on the budget's edge: "
+                 "measured again, it is as likely over as under (perf_analyzer counts p99s within 10 % of each "
+                 "other as one figure). The sweep names such a point only when no point holds the budget with "
+                 "room, and says which it passed over. 0: the budget alone.")
+        twin_top = c14.number_input(
             "Let the twin rank: measure only its top configurations (0: measure every one)", min_value=0,
             max_value=20, value=0, step=1,
             help="A short probe calibrates the twin on the config serving now; it then predicts every configuration "
@@ -109,7 +116,8 @@ def _sweep_form(lab: LabPort, models: list[str]) -> None:
         space = SearchSpace(model=model, instances=tuple(instances), delays_us=tuple(delays),
                             max_batch_sizes=tuple(batches), preferred=pref_sets, include_default=default,
                             load_kind=kind, loads=_numbers(loads), p99_budget_ms=float(budget),
-                            min_throughput_rps=float(floor) or None, adaptive=adaptive == "adaptive")
+                            min_throughput_rps=float(floor) or None, adaptive=adaptive == "adaptive",
+                            p99_headroom=float(headroom) / 100)
         options = SweepOptions(recheck_top=int(top), recheck_rounds=int(rounds), twin_top=int(twin_top))
         lab.start_job(sweep_job(lab, space, name, options))
     except (ValueError, RuntimeError) as exc:

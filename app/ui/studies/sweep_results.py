@@ -47,6 +47,7 @@ def _sweep(lab: LabPort, study) -> None:
     status_box(f"Sweep {study.id}", study.status, study.note)
     problems_box("sweep", problems)
     st.caption(f"{literal(study.model)}: p99 budget {space.p99_budget_ms:g} ms"
+               + (f" (on its edge within {space.p99_headroom:.0%})" if space.p99_headroom else "")
                + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
                + ("adaptive" if space.adaptive else "grid") + " search.")
@@ -100,7 +101,7 @@ def _point_table(points, space: SearchSpace) -> pd.DataFrame:
         label("p99_ms"): fmt("p99_ms", p.p99, unit=False),
         label("avg_batch"): fmt("avg_batch", p.get("avg_batch"), unit=False),
         label("queue_share"): fmt("queue_share", p.get("queue_share"), unit=False),
-        "inside SLA": p.status == DONE and space.meets_sla(p.p99, p.throughput),
+        "SLA": space.sla_state(p.p99, p.throughput) if p.status == DONE else "",
         "settled": p.stable if p.status == DONE else None,
         "measured": len(p.repeats) + 1 if p.status == DONE else 0,
         "marked": p.marked,

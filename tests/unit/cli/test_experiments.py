@@ -36,6 +36,9 @@ def test_a_sweep_and_an_ab_read_their_arguments():
     assert (args.instances, args.delay_us, args.preferred, args.rate, args.concurrency, args.p99_ms) == (
         (1, 2), (0, 2000), ((4, 8), (8, 16)), (50.0, 100.0), None, 20.0)
     assert args.json == Path("o.json") and args.max_batch_size == () and not args.grid
+    assert args.p99_headroom == pytest.approx(10.0), "the sweep's own headroom, in % of the budget"
+    assert cli.parser().parse_args(["sweep", "--model", "m", "--concurrency", "1", "--p99-ms", "20",
+                                    "--p99-headroom", "0"]).p99_headroom == 0.0
     ab = cli.parser().parse_args(["ab", "--model", "m", "--a", "delay_us=0", "--b", "delay_us=5000",
                                   "--c", "@other.pbtxt", "--concurrency", "8", "--trials", "6", "--require-difference"])
     assert (ab.a, ab.b, ab.c, ab.d, ab.concurrency, ab.rate, ab.trials) == (
@@ -66,6 +69,8 @@ def test_a_malformed_command_line_exits_2_with_the_usage(argv, words, capsys, no
     (["ab", "--model", "m", "--a", "serving", "--b", "instances=2", "--rate", "9000"], "rate (req/s) must be"),
     (["sweep", "--model", "m", "--concurrency", "1,1000", "--p99-ms", "20"], "concurrency must be between 1 and 256"),
     (["sweep", "--model", "m", "--concurrency", "1", "--p99-ms", "0"], "the p99 budget must be above 0 ms"),
+    (["sweep", "--model", "m", "--concurrency", "1", "--p99-ms", "5", "--p99-headroom", "80"],
+     "the p99 headroom runs from 0 to 50 % of the budget, got 80 %"),
     (["sweep", "--model", "m", "--concurrency", "1", "--p99-ms", "5", "--window-s", "0"], "window_s must be"),
     (["sweep", "--model", "m", "--concurrency", "1", "--p99-ms", "5", "--model-repository", "/nonexistent/repo"],
      "--model-repository /nonexistent/repo: no such folder"),

@@ -76,7 +76,7 @@ def _point(key: str, load: float, rps: float, p99: float) -> Point:
 
 
 def test_the_operating_point_is_the_best_goodput_inside_the_sla_and_pareto_drops_dominated_points():
-    space = SearchSpace(p99_budget_ms=30.0)
+    space = SearchSpace(p99_budget_ms=30.0, p99_headroom=0.0)  # the budget alone (the headroom: test_headroom.py)
     points = [_point("i1", 4, 300, 20), _point("i1", 8, 400, 35), _point("i2", 4, 350, 25), _point("i2", 8, 390, 29)]
     assert operating_point(space, points).key == "i2@8"
     assert [p.key for p in pareto(points)] == ["i1@4", "i2@4", "i2@8", "i1@8"]

@@ -39,6 +39,8 @@ def test_the_twin_ranks_two_instances_first_and_a_sweep_keeps_its_top_ones(monke
     print([(r.choice.key, r.load, round(r.goodput)) for r in ranked])
     assert [r.choice.instances for r in ranked[:2]] == [2, 2], ranked
     assert ranked[0].goodput >= ranked[-1].goodput and ranked[0].load is not None
+    room = SPACE.p99_budget_ms * (1 - SPACE.p99_headroom)
+    assert all(r.p99_ms is None or r.p99_ms <= room for r in ranked), "a load is ranked where it holds with room"
     assert kept(ranked, 2)[:2] == ranked[:2]
     nothing = [Ranked(Choice(instances=1), None, 0.0, None), Ranked(Choice(instances=2), None, 0.0, None)]
     assert kept(nothing, 2) == nothing  # none holds anywhere: still the top ones, measured to say so

@@ -69,11 +69,13 @@ def test_a_sweep_ranked_by_the_twin_is_started_with_its_top(on_fake):
     widget(at.multiselect, "max_queue_delay (µs)").set_value([0, 2000])
     widget(at.number_input, "Let the twin rank: measure only its top configurations (0: measure every one)"
            ).set_value(2)
+    widget(at.number_input, "p99 headroom (% of the budget)").set_value(5)
     ok(button(at, "Start sweep").click().run())
     assert any("the twin ranks them and only its top 2 are measured" in t for t in texts(at.success)), \
         texts(at.success) + texts(at.error)
     soon(lambda: on_fake.studies(kind="sweep"), what="the sweep's study")
-    assert on_fake.studies(kind="sweep")[0].definition["options"]["twin_top"] == 2
+    definition = on_fake.studies(kind="sweep")[0].definition
+    assert definition["options"]["twin_top"] == 2 and definition["space"]["p99_headroom"] == pytest.approx(0.05)
     on_fake.cancel_job()  # during the twin's probe
     assert on_fake.wait_job(10), "the job did not end after a cancel"
 
