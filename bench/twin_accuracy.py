@@ -10,7 +10,7 @@ model the lab does not ship: strings in, a Python backend), on an embedded trito
   3. print each prediction beside its measurement with the error, and the summary against the goals of issue 52:
      saturation throughput within 10 %, p99 below 80 % of saturation within 20 % — each open-loop point measured
      twice (--no-repeat: once), the prediction set against both, and the second measurement against the first:
-     how far the measured p99 reproduces itself.
+     how far the measured p99 reproduces itself; and how often a measured p99 lies inside the predicted interval.
 The twin keeps what each configuration taught it only when --learn is given (then later configurations are no
 longer unseen); by default every prediction rests on the first probe alone. --json writes every figure.
 """
@@ -156,13 +156,18 @@ def summary(rows: list[dict]) -> dict:
         p99 = [abs(x[k]) for r in mine for x in r["loads"] for k in ("p99_error", "p99_error_again")
                if x.get(k) is not None]
         again = [abs(x["p99_repeat_error"]) for r in mine for x in r["loads"] if x.get("p99_repeat_error") is not None]
+        # how often a measured p99 lies inside the interval predicted for it (every measurement of every point)
+        covered = [x["predicted"]["p99_ms"]["low"] <= m["p99_ms"] <= x["predicted"]["p99_ms"]["high"]
+                   for r in mine for x in r["loads"] for m in (x["measured"], x.get("measured_again"))
+                   if m and m.get("p99_ms") is not None]
         out[model] = {"saturation_within_10pct": f"{sum(e <= GOAL_SATURATION for e in sat)}/{len(sat)}",
                       "saturation_median_error": statistics.median(sat) if sat else None,
                       "p99_within_20pct": f"{sum(e <= GOAL_P99 for e in p99)}/{len(p99)}",
                       "p99_median_error": statistics.median(p99) if p99 else None,
                       # the measurement against itself: the second measurement of each point against the first
                       "p99_repeat_within_20pct": f"{sum(e <= GOAL_P99 for e in again)}/{len(again)}" if again else None,
-                      "p99_repeat_median_error": statistics.median(again) if again else None}
+                      "p99_repeat_median_error": statistics.median(again) if again else None,
+                      "p99_inside_interval": f"{sum(covered)}/{len(covered)}"}
     return out
 
 

@@ -269,7 +269,8 @@ def run_lab_sweep(space: SearchSpace, repo: Path, work: Path, twin_top: int = 0)
     return {"wall_s": wall, "sweep_wall_s": result.wall_s, "status": result.status, "note": result.note,
             "measurements": len(result.points), "choice": _choice_json(best.choice if best else None),
             "figures": figures, "skipped": result.skipped,
-            "measured": sorted({p.choice.key for p in result.points})}
+            "measured": sorted({p.choice.key for p in result.points}),
+            "recommendation": result.recommendation.to_dict() if result.recommendation is not None else None}
 
 
 def measured_ma_choice(ma: dict, lab: dict) -> bool | None:
@@ -391,8 +392,13 @@ def _print(result: dict) -> None:
         if verdict:
             print(f"  measured again by perf_analyzer, {verdict['rounds']} rounds in turns: inside the budget in "
                   f"{verdict['held']} (Model Analyzer's choice: {verdict['ma_held']}), {verdict['throughput_rps']:.0f} "
-                  f"against {verdict['ma_throughput_rps']:.0f} infer/s ({verdict['shortfall']:+.1%} below); as good "
+                  f"against {verdict['ma_throughput_rps']:.0f} infer/s ({_below(verdict['shortfall'])}); as good "
                   f"as Model Analyzer's choice: {'yes' if verdict['as_good_as_ma'] else 'NO'}")
+
+
+def _below(shortfall: float) -> str:
+    """Return a shortfall (a fraction of Model Analyzer's throughput; under 0: above it) in words."""
+    return f"{abs(shortfall):.1%} {'below' if shortfall >= 0 else 'above'}"
 
 
 def _describe(choice: dict | None, figures: dict | None) -> str:

@@ -28,6 +28,9 @@ def sweep_summary(result, options, where: str, code: int) -> tuple[dict, list[st
                      f"{space.p99_budget_ms:g} ms), throughput {fmt('throughput_rps', best.throughput)}")
         if caution := best.caution():
             lines.append(f"caution: {caution}")
+    advice = result.recommendation
+    if advice is not None:
+        lines.append(f"recommendation: {advice.text}")
     elif result.status == "done":
         lines.append(f"no configuration kept p99 within {space.p99_budget_ms:g} ms"
                      + (f" with at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
@@ -36,6 +39,7 @@ def sweep_summary(result, options, where: str, code: int) -> tuple[dict, list[st
             "status": result.status, "note": result.note, "wall_s": result.wall_s, "exit_code": code,
             "space": space.to_dict(), "options": dataclasses.asdict(options),
             "operating_point": None if best is None else _point(space, best),
+            "recommendation": advice.to_dict() if advice is not None else None,
             "points": [_point(space, p) for p in result.points], "skipped": list(result.skipped)}
     return data, lines
 

@@ -13,7 +13,7 @@ from random import Random
 
 from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
-from app.twin.calibration import Calibration
+from app.twin.calibration import HOST_P99_SPREAD, Calibration
 from app.twin.load import Arrivals, Load
 from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
@@ -40,6 +40,11 @@ class Interval:
 
     def __str__(self) -> str:
         return f"{self.value:.4g} [{self.low:.4g}, {self.high:.4g}]"
+
+    def widened(self, factor: float) -> Interval:
+        """Return the interval spanning at least factor either side of its value (a ratio: value / factor to value
+        x factor)."""
+        return Interval(self.value, min(self.low, self.value / factor), max(self.high, self.value * factor))
 
     def capped(self, ceiling: float | None) -> Interval:
         """Return the interval with no bound above ceiling (None: as it is)."""
@@ -131,6 +136,9 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     figures = {name: _interval(plain, edges, name) for name in (
         "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "compute_ms", "mean_batch", "rejected_share")}
     ceiling = calibration.host_ceiling
+    if ceiling is not None:  # the clients' own time makes the tail: no surer than a measurement of it
+        figures["p99_ms"] = figures["p99_ms"].widened(HOST_P99_SPREAD)
+        classes = [replace(c, p99_ms=c.p99_ms.widened(HOST_P99_SPREAD)) for c in classes]
     if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
         # Something outside the model's execution answers no faster: every class loses the same share.
         scale = ceiling[0] / figures["throughput_rps"].value

@@ -64,6 +64,9 @@ def test_a_sweep_on_an_embedded_copy_of_tbl_model_repository_writes_json_and_a_r
     assert point["status"] == "done" and instances(point) == 2 and point["ok"] > 0 and point["failed"] == 0, point
     assert data["operating_point"] is not None and "Example Corp" in data["operating_point"]["config_text"]
     assert "operating point: " in done.stdout
+    # the recommendation's sentence, on screen and in the JSON (the only configuration inside 1 s: nothing to weigh)
+    assert data["recommendation"]["best"] == data["operating_point"]["key"], data["recommendation"]
+    assert f"recommendation: {data['recommendation']['text']}" in done.stdout, done.stdout
     html = report.read_text()
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "text_len" in html
     assert (repo / "text_len" / "config.pbtxt").read_bytes() == before, "the user's folder was written"

@@ -2,6 +2,7 @@
 says whether a sweep measured Model Analyzer's choice at all."""
 from __future__ import annotations
 
+import bench.vs_model_analyzer as vma
 from bench.vs_model_analyzer import STABILITY, as_model_analyzer_saw_it, measured_ma_choice, same_within_noise
 
 MA = {"choice": {"key": "i3-d0", "label": "3 instances, delay 0 µs"},
@@ -95,3 +96,7 @@ def test_the_referee_measures_each_chosen_point_once_whoever_chose_it():
         ("start", 4.0, ["model_analyzer", "lab"]), ("i2-d0", 8.0, ["lab_twin"])], points
     assert referee_points({**result, "lab": {"choice": None}}) == referee_points(
         {k: v for k, v in result.items() if k != "lab"})
+
+
+def test_a_shortfall_is_said_in_words_without_a_sign_to_decode():
+    assert vma._below(0.095) == "9.5% below" and vma._below(-0.224) == "22.4% above" and vma._below(0.0) == "0.0% below"

@@ -6,7 +6,7 @@ from dataclasses import replace
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.twin import Calibration, Load, ClassShare, Window, predict, saturation
 from app.twin.calibrate import reproduced
-from app.twin.calibration import Outside, Z99
+from app.twin.calibration import HOST_P99_SPREAD, Outside, Z99
 
 COST_US = {1: 4000, 2: 4500, 4: 5300, 8: 6900, 16: 9800, 32: 15500}
 
@@ -166,6 +166,10 @@ def test_a_host_bound_prediction_carries_the_clients_tail_and_its_mean():
     assert long.p99_ms.value >= 12.0 and long.p99_ms.value > short.p99_ms.value + 3.0, \
         f"tail {long.p99_ms} against none {short.p99_ms}"
     assert long.p99_ms.low <= long.p99_ms.value <= long.p99_ms.high, long.p99_ms
+    # no surer than a measurement: a host-bound p99's interval spans at least HOST_P99_SPREAD either way, each class's too
+    for p99 in (long.p99_ms, short.p99_ms, *(c.p99_ms for c in long.classes)):
+        assert p99.low <= p99.value / HOST_P99_SPREAD + 1e-9 and p99.high >= p99.value * HOST_P99_SPREAD - 1e-9, p99
+    assert any(f"at least {HOST_P99_SPREAD:g}× either way" in line for line in tailed.lacks((8,), 1)), tailed.lacks((8,), 1)
     # the server did the same: throughput, queue and batches do not move with the clients' own time
     assert (long.throughput_rps, long.queue_ms, long.mean_batch) == (short.throughput_rps, short.queue_ms,
                                                                     short.mean_batch)

@@ -1,0 +1,26 @@
+"""bench/twin_accuracy's summary, on made-up rows: the goals' shares, the measurement against itself, and how often a
+measured p99 lies inside the interval predicted for it."""
+from __future__ import annotations
+
+from bench.twin_accuracy import summary
+
+
+def _load(low: float, value: float, high: float, *measured: float) -> dict:
+    first, *again = measured
+    return {"predicted": {"p99_ms": {"low": low, "value": value, "high": high}},
+            "measured": {"p99_ms": first}, "measured_again": {"p99_ms": again[0]} if again else None,
+            "p99_error": (value - first) / first,
+            "p99_error_again": (value - again[0]) / again[0] if again else None,
+            "p99_repeat_error": (again[0] - first) / first if again else None}
+
+
+def test_the_summary_counts_every_measurement_against_the_goal_itself_and_the_interval():
+    rows = [{"model": "m", "saturation": {"error": 0.05}, "loads": [_load(8.0, 10.0, 13.5, 10.0, 14.0),
+                                                                    _load(4.0, 5.0, 6.0, 7.0)]},
+            {"model": "m", "saturation": {"error": -0.2}, "loads": [_load(1.0, 2.0, 3.0, 2.0)]}]
+    got = summary(rows)["m"]
+    print(got)
+    assert got["saturation_within_10pct"] == "1/2"
+    assert got["p99_within_20pct"] == "2/4", "10 against 10 and 2 against 2 inside; 10 against 14 and 5 against 7 not"
+    assert got["p99_repeat_within_20pct"] == "0/1"  # 14 against 10
+    assert got["p99_inside_interval"] == "2/4", "10 and 2 inside; 14 above 13.5, 7 above 6"
