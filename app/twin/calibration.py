@@ -181,17 +181,28 @@ class Calibration:
         mean = self.client_overhead_us or 0.0
         if self.host_ceiling is None:
             return Outside(mean)
-        seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]
-        same = [w for w in seen if w.open_loop is open_loop] or seen
+        same = self._outside_windows(open_loop)
         if not same:
             return Outside(mean)
         points = sorted((w.client_rps, w.outside_us, w.outside_p99_us) for w in same)
         m, q = _interpolated(points, rate_rps)
-        kind = "open" if open_loop else "closed"
-        which = "its" if all(w.open_loop is open_loop for w in same) else f"other windows' (none of a {kind} loop)"
+        kind = "an open" if open_loop else "a closed"
+        which = "its" if all(w.open_loop is open_loop for w in same) else f"other windows' (none of {kind} loop)"
         rates = ", ".join(f"{r:,.0f}" for r, _, _ in points)
         return Outside.of(m, q, f"time outside the server from {which} clients at {rates} req/s: mean "
                                 f"{m / 1e3:.2f} ms, p99 {q / 1e3:.2f} ms")
+
+    def _outside_windows(self, open_loop: bool) -> list[Window]:
+        """Return the windows outside() reads for a loop of this kind: those of the same kind, else every one."""
+        seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]
+        return [w for w in seen if w.open_loop is open_loop] or seen
+
+    def outside_reach(self, open_loop: bool) -> float | None:
+        """Return the fastest rate (answers/s) at which the clients' tail was seen for a loop of this kind, where
+        the host is the limit (None where it is not, or nothing was seen): beyond it outside() holds its value."""
+        if self.host_ceiling is None:
+            return None
+        return max((w.client_rps for w in self._outside_windows(open_loop)), default=None)
 
     @cached_property
     def io_us(self) -> float:

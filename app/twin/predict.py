@@ -19,6 +19,7 @@ from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
 
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
+BEYOND = 1.1  # a rate this far past the fastest window the clients' tail was seen at is said to lie beyond it
 
 
 @dataclass(frozen=True)
@@ -103,10 +104,28 @@ def _with_outside(cal: Calibration, load: Load, seed: int, plain: list[Run], edg
     the server is the limit (the outside time is its mean, as simulated)."""
     if cal.host_ceiling is None:
         return plain, edges
-    rate = min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
-    outside = cal.outside(load.kind != Arrivals.CLOSED, rate)
+    outside = cal.outside(load.kind != Arrivals.CLOSED, _host_rate(cal, plain))
     return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],
             [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges])
+
+
+def _host_rate(cal: Calibration, plain: list[Run]) -> float:
+    """Return the rate the host lets through: the runs' answers a second, at most its ceiling."""
+    return min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
+
+
+def _beyond_reach(cal: Calibration, load: Load, plain: list[Run]) -> tuple[str, ...]:
+    """Return what the prediction lacks when its rate lies beyond the fastest the clients' tail was seen at (a
+    host-bound tail grows with the rate, so one held there is likely low); () within it, or where the server is the
+    limit."""
+    open_loop = load.kind != Arrivals.CLOSED
+    reach = cal.outside_reach(open_loop)
+    rate = _host_rate(cal, plain) if cal.host_ceiling is not None else None
+    if reach is None or rate is None or rate <= reach * BEYOND:
+        return ()
+    kind = "an open" if open_loop else "a closed"
+    return (f"beyond what was seen: {rate:,.0f} answers/s, where the clients' tail was seen up to {reach:,.0f} in "
+            f"{kind} loop — it is held at that, and a host-bound tail grows with the rate, so the p99 is likely low",)
 
 
 def _interval(plain: list[RunFigures], edges: list[RunFigures], name: str) -> Interval:
@@ -147,7 +166,8 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
                                                       c.throughput_rps.high * scale)) for c in classes]
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
-                      lacks=calibration.lacks(formed, batcher.instances), replications=replications)
+                      lacks=calibration.lacks(formed, batcher.instances) + _beyond_reach(calibration, load, plain_runs),
+                      replications=replications)
 
 
 def capacity_bound(calibration: Calibration, settings: ModelSettings) -> float:

@@ -24,3 +24,5 @@ def test_the_summary_counts_every_measurement_against_the_goal_itself_and_the_in
     assert got["p99_within_20pct"] == "2/4", "10 against 10 and 2 against 2 inside; 10 against 14 and 5 against 7 not"
     assert got["p99_repeat_within_20pct"] == "0/1"  # 14 against 10
     assert got["p99_inside_interval"] == "2/4", "10 and 2 inside; 14 above 13.5, 7 above 6"
+    rows[0]["loads"][1]["beyond_reach"] = True  # 5 against 7: the twin said it lies beyond what it saw
+    assert summary(rows)["m"]["p99_within_20pct_not_beyond"] == "2/3"

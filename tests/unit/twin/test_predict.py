@@ -152,7 +152,7 @@ def test_a_host_bound_model_takes_the_outside_time_of_the_same_kind_of_loop_at_t
     assert "open" not in low.note and "100, 640 req/s" in low.note, low.note
     # with no window of its kind, an open loop takes the others' and says so
     closed_only = _host_bound(_tail_window(100.0, 200.0, 2200.0, False))
-    assert "none of a open loop" in closed_only.outside(True, 300.0).note
+    assert "none of an open loop" in closed_only.outside(True, 300.0).note
     assert any("closed loops only" in line for line in closed_only.lacks((8,), 1)), closed_only.lacks((8,), 1)
 
 
@@ -187,3 +187,20 @@ def test_a_ceiling_an_earlier_window_set_does_not_cap_what_a_faster_window_is_ex
     assert faster.windows[0].expected_rps > 900.0 / 0.85, faster.windows[0]
     both = Calibration((*known.windows, *faster.windows), client_overhead_us=2000.0)
     assert both.host_ceiling is not None and both.host_ceiling[0] == 900.0, both.host_ceiling
+
+
+def test_a_host_bound_prediction_past_the_fastest_tail_seen_says_it_is_likely_low():
+    """The clients' tail is held at the fastest window of the loop's kind beyond it; a rate past that by more than
+    BEYOND says so in the lacks, one within it does not, and where the server is the limit nothing is said."""
+    cal = _host_bound(_tail_window(300.0, 1000.0, 9000.0, True))
+    settings = _settings(instances=1)
+    assert cal.outside_reach(True) == 300.0 and cal.outside_reach(False) == 640.0
+    far = predict(cal, settings, Load.poisson(600.0, 5.0), replications=2)
+    near = predict(cal, settings, Load.poisson(300.0, 5.0), replications=2)
+    said = [line for line in far.lacks if line.startswith("beyond what was seen")]
+    assert len(said) == 1 and "seen up to 300 in an open loop" in said[0] and "likely low" in said[0], far.lacks
+    assert not any(line.startswith("beyond what was seen") for line in near.lacks), near.lacks
+    plain = _calibration(400.0)
+    assert plain.outside_reach(True) is None
+    assert not any(line.startswith("beyond") for line in predict(plain, settings, Load.poisson(600.0, 5.0),
+                                                                  replications=2).lacks)
