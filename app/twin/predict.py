@@ -116,7 +116,7 @@ def _host_rate(cal: Calibration, plain: list[Run]) -> float:
 
 def _beyond_reach(cal: Calibration, load: Load, plain: list[Run]) -> tuple[str, ...]:
     """Return what the prediction lacks when its rate lies beyond the fastest the clients' tail was seen at (a
-    host-bound tail grows with the rate, so one held there is likely low); () within it, or where the server is the
+    host-bound tail grows with the rate, so one held there may be low); () within it, or where the server is the
     limit."""
     open_loop = load.kind != Arrivals.CLOSED
     reach = cal.outside_reach(open_loop)
@@ -125,7 +125,7 @@ def _beyond_reach(cal: Calibration, load: Load, plain: list[Run]) -> tuple[str, 
         return ()
     kind = "an open" if open_loop else "a closed"
     return (f"beyond what was seen: {rate:,.0f} answers/s, where the clients' tail was seen up to {reach:,.0f} in "
-            f"{kind} loop — it is held at that, and a host-bound tail grows with the rate, so the p99 is likely low",)
+            f"{kind} loop — it is held at that, and a host-bound tail grows with the rate, so the p99 may be low",)
 
 
 def _interval(plain: list[RunFigures], edges: list[RunFigures], name: str) -> Interval:
