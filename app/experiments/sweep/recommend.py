@@ -24,7 +24,6 @@ from app.timeline.meter import MeasuredWindow, merged
 from app.store.database import DONE
 from app.metrics.catalog import fmt
 from app.timeline.figures import Figures
-
 from app.experiments.sweep.space import EDGE, INSIDE
 
 if TYPE_CHECKING:
@@ -246,7 +245,9 @@ def recommend(space: SearchSpace, points: list[Point]) -> Recommendation | None:
     ranked = best_per_configuration(space, points)
     if not ranked:
         return None
-    best, runner = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+    best = ranked[0]
+    # the runner-up is as far inside the budget as the best: a point on the edge is passed over, not weighed
+    runner = next((p for p in ranked[1:] if _state(space, p) == _state(space, best)), None)
     margin = None
     if runner is not None and runner.goodput:
         margin = ((best.goodput or 0.0) - runner.goodput) / runner.goodput
@@ -309,7 +310,8 @@ def _text(space: SearchSpace, advice: Recommendation) -> str:
     if verdict == ONCE:
         return f"{head}: measured once, not confirmed by a repeat (re-measuring was off or did not finish)."
     if runner is None:
-        return f"{head}: the only configuration inside the SLA: clear."
+        room = " with room" if space.p99_headroom and _state(space, best) == INSIDE else ""
+        return f"{head}: the only configuration inside the SLA{room}: clear."
     if verdict == CLEAR:
         return f"{head}: clear."
     cheaper = (runner.choice.instances is not None and best.choice.instances is not None

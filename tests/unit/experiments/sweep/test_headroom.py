@@ -3,10 +3,12 @@ named only when no point holds the budget with room — by the recommendation, t
 (made-up points; the referee's measurements behind the default: docs/MEASUREMENTS.md)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from app.experiments.sweep.points import Point
-from app.experiments.sweep.recommend import ON_EDGE, candidates, operating_point, recommend
+from app.experiments.sweep.recommend import ON_EDGE, ONLY, candidates, operating_point, recommend
 from app.experiments.sweep.search import AdaptiveSearch
 from app.experiments.sweep.space import EDGE, INSIDE, OVER, P99_HEADROOM, Choice, SearchSpace, sla_state
 from app.experiments.sweep.twin_rank import TwinSearch
@@ -66,6 +68,12 @@ def test_the_recommendation_names_what_it_passed_over_for_its_edge():
     assert "within 10 % of the 22 ms budget" in advice.text and "(a headroom of 0 would name it)" in advice.text
     assert advice.to_dict()["passed_over"] == edge.key
     assert recommend(SPACE, [roomy, other]).passed_over is None, "nothing passed over: nothing said"
+    # another configuration on the edge is passed over, not weighed as the runner-up
+    rival, confirmed = point(3, 16, 794.0, 21.5), dataclasses.replace(roomy, repeats=[roomy])
+    alone = recommend(SPACE, [rival, confirmed])
+    print(alone.text)
+    assert alone.runner_up is None and alone.verdict == ONLY and alone.passed_over is rival, alone
+    assert "the only configuration inside the SLA with room: clear." in alone.text and "Not named: 3 instances" in alone.text
 
 
 def test_a_recommendation_on_the_edge_is_never_confirmed_and_names_the_runner_up_too():
