@@ -384,7 +384,7 @@ def _print(result: dict) -> None:
             print("  Model Analyzer's own measurements of that choice: " + (
                 "none inside the budget" if seen["throughput_rps"] is None else
                 f"{seen['throughput_rps']:.0f} infer/s at load {seen['load']:g} (p99 {seen['p99_ms']:.1f} ms), "
-                f"{seen['shortfall']:.1%} below its own choice"))
+                f"{_below(seen['shortfall'])} its own choice"))
         if "same_within_noise" in lab:
             print(f"  the same choice within Model Analyzer's noise (its measurements {STABILITY:.0%} apart or "
                   f"closer): {'yes' if lab['same_within_noise'] else 'NO'}")

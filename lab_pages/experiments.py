@@ -1,6 +1,7 @@
 """Experiments: sweeps to the SLA operating point, A/B comparisons with confidence, saved runs, reports."""
 import streamlit as st
 
+from app.experiments.sweep.space import P99_HEADROOM
 from app.ui.studies.study_job import ab_form, ab_results, job_panel, saved_runs, sweep_form, sweep_results
 from app.ui.access import can_operate
 from app.ui.page.layout import lab_or_stop
@@ -11,7 +12,9 @@ lab = lab_or_stop()
 st.title("Experiments")
 st.markdown(
     "**Sweep** configurations × load on the live server (hot reloads, no restarts) and get the SLA operating "
-    "point: the highest goodput whose client p99 stays inside the budget. **Compare** two or three configurations "
+    "point: the highest goodput whose client p99 stays inside the budget with room "
+    f"({P99_HEADROOM:.0%} by default: a point within "
+    "it is on the budget's edge, named only when nothing has room). **Compare** two or three configurations "
     "under identical, seeded traffic in repeated, interleaved trials: every difference comes with an interval, the "
     "verdict's figures held at 95 % together, and the verdict says so when there is no clear difference. **Judge on "
     "a trace**: play your traffic's shape (a shipped trace or your rate file, compressed and scaled) on each "

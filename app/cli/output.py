@@ -28,13 +28,13 @@ def sweep_summary(result, options, where: str, code: int) -> tuple[dict, list[st
                      f"{space.p99_budget_ms:g} ms), throughput {fmt('throughput_rps', best.throughput)}")
         if caution := best.caution():
             lines.append(f"caution: {caution}")
-    advice = result.recommendation
-    if advice is not None:
-        lines.append(f"recommendation: {advice.text}")
     elif result.status == "done":
         lines.append(f"no configuration kept p99 within {space.p99_budget_ms:g} ms"
                      + (f" with at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                      + " at any load measured: no operating point")
+    advice = result.recommendation
+    if advice is not None:
+        lines.append(f"recommendation: {advice.text}")
     data = {"kind": "sweep", "model": space.model, "server": where, "study_id": result.study_id,
             "status": result.status, "note": result.note, "wall_s": result.wall_s, "exit_code": code,
             "space": space.to_dict(), "options": dataclasses.asdict(options),

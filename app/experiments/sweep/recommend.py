@@ -303,7 +303,8 @@ def _text(space: SearchSpace, advice: Recommendation) -> str:
         head += (f"; spread {a} and {b}, so a gap under {_pct(advice.allowed)} is noise"
                  if advice.allowed is not None else "; spread unknown (one window per measurement)")
     if verdict == DISAGREE:
-        return f"{head}; but {best.marked}: not named alone — {_disagree_advice(advice)}."
+        edge = f"; and on the budget's edge — {_edge(space, best)}" if _state(space, best) == EDGE else ""
+        return f"{head}; but {best.marked}{edge}: not named alone — {_disagree_advice(advice)}."
     if verdict == ON_EDGE:
         return (f"{head}: on the budget's edge — {_edge(space, best)}; no point measured holds the budget with room: "
                 "measure it again before relying on it.")

@@ -35,11 +35,12 @@ class GridSearch:
 
 
 class AdaptiveSearch:
-    """Bisect the loads for the highest one inside the SLA, starting at the best point's load (else the middle)."""
+    """Bisect the loads for the highest one inside the SLA with room, starting at the best point's load (else the
+    middle)."""
 
     def __init__(self, space: SearchSpace, label: str, best: Callable[[], Point | None]) -> None:
         self.space, self.label, self.best = space, label, best  # best(): the operating point over every point so far
-        self.lo, self.hi = -1, len(space.loads)  # loads[lo] is inside the SLA, loads[hi] is not (as far as measured)
+        self.lo, self.hi = -1, len(space.loads)  # loads[lo] holds the SLA with room, loads[hi] not (as far as measured)
         self.mine: dict[int, Point] = {}
         self.skipped = ""
         self._mid: int | None = None
@@ -66,10 +67,12 @@ class AdaptiveSearch:
         if self.hi - self.lo <= 1:
             return
         best, bound = self.best(), self._bound()
-        if best is not None and bound is not None and bound * BOUND_MARGIN < (best.goodput or 0.0):
+        # Only a best with room can rule a configuration out: any point with room outranks one on the budget's edge.
+        if (best is not None and self.space.holds(best.p99, best.throughput) and bound is not None
+                and bound * BOUND_MARGIN < (best.goodput or 0.0)):
             left = ", ".join(f"{v:g}" for v in self.space.loads[self.lo + 1:self.hi])
-            self.skipped = (f"{self.label}: loads {left} not measured — at most {bound:,.0f} req/s inside the SLA, "
-                            f"the best has {best.goodput:,.0f} req/s goodput")
+            self.skipped = (f"{self.label}: loads {left} not measured — at most {bound:,.0f} req/s inside the SLA "
+                            f"with room, the best has {best.goodput:,.0f} req/s goodput")
             self._over = True
 
     def _first_probe(self) -> int:

@@ -108,7 +108,8 @@ class SweepResult:
 
     @property
     def best(self) -> Point | None:
-        """Return the SLA operating point: the highest goodput whose p99 is within the budget (every measurement)."""
+        """Return the SLA operating point (recommend.operating_point): the highest goodput whose p99 holds the budget
+        with room, else the highest on its edge (every measurement pooled)."""
         return operating_point(self.space, self.points)
 
     def pareto(self) -> list[Point]:
@@ -327,12 +328,12 @@ class _Sweeper(StudyDriver):
             if r not in keep:
                 self.skipped.append(f"{r.choice.label}: not measured — the twin ranks it #{place} of "
                                     f"{len(self.ranking)}" + (f" ({r.note})" if r.note else
-                                    f", {r.goodput:,.0f} req/s predicted inside the SLA" if r.load else
-                                    ", no load predicted inside the SLA"))
+                                    f", {r.goodput:,.0f} req/s predicted inside the SLA with room" if r.load else
+                                    ", no load predicted inside the SLA with room"))
         ties = f" and {len(keep) - top} it cannot tell from them (within {TIE:.0%})" if len(keep) > top else ""
         self._log("the twin's ranking: " + "; ".join(
             f"{r.choice.label}: {r.goodput:,.0f} req/s at {self._load_text(r.load)}" if r.load else
-            f"{r.choice.label}: none inside the SLA" for r in self.ranking)
+            f"{r.choice.label}: none inside the SLA with room" for r in self.ranking)
             + f" — measuring the top {min(len(keep), top)}{ties}")
         return {r.choice.key: r.load for r in keep}
 

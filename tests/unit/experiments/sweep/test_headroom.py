@@ -105,3 +105,32 @@ def test_a_load_on_the_edge_sends_either_search_one_load_lower():
     assert SPACE.loads[adaptive.lo] == 8 and asked[-2:] in ([8, 16], [16, 8]), asked
     assert _walk(TwinSearch(SPACE, 16), p99_at) == [16, 8]
     assert _walk(TwinSearch(SPACE, 8), p99_at) == [8, 16], "held at 8, on the edge at 16: the boundary"
+
+
+def test_a_best_only_on_the_edge_rules_no_configuration_out():
+    """Any point with room outranks one on the edge: a configuration that could hold the budget with room is searched
+    on however little it answers, where a best with room would have dropped it."""
+    edge_best = point(4, 16, 1000.0, 21.5)
+    slow = {1: (60.0, 5.0), 2: (110.0, 6.0), 4: (210.0, 8.0), 8: (400.0, 12.0), 16: (450.0, 30.0)}
+
+    def run(best: Point) -> tuple[list[float], str]:
+        search = AdaptiveSearch(SPACE, "2 instances", lambda: best)
+        asked = []
+        while (load := search.next()) is not None:
+            asked.append(load)
+            rps, p99 = slow[load]
+            search.record(point(2, load, rps, p99))
+        return asked, search.skipped
+
+    asked, skipped = run(edge_best)
+    assert 8 in asked and skipped == "", (asked, skipped)
+    asked, skipped = run(point(4, 16, 1000.0, 14.0))  # the same goodput with room: the slow one is dropped
+    assert asked == [16] and "loads 1, 2, 4, 8 not measured — at most 450 req/s inside the SLA with room" in skipped, \
+        (asked, skipped)
+
+
+def test_an_edge_best_whose_repeats_disagree_says_both():
+    edge = dataclasses.replace(point(4, 16, 794.0, 21.5), marked="its 2 measurements disagree")
+    advice = recommend(SPACE, [edge, point(3, 16, 700.0, 21.0)])
+    print(advice.text)
+    assert "but its 2 measurements disagree; and on the budget's edge — its p99 21.50 ms lies within 10 %" in advice.text
