@@ -86,6 +86,6 @@ def test_a_host_bound_model_gets_two_open_loops_at_shares_of_what_its_host_allow
     probe_module.probe(lab, "m", level_s=0.2)
     assert [s.mode for s in lab.sent] == [Mode.CLOSED] * 3 + [Mode.OPEN] * 2, lab.sent
     assert [s.rate for s in lab.sent[3:]] == [600.0, 1500.0] and lab.learnt == 5, (lab.sent[3:], lab.learnt)
-    # each open level: a window of 2.25 closed levels, after a warm-up of its own
+    # each open level: a window of OPEN_LEVEL closed levels, after a warm-up of its own
     start, end, _ = lab.noted[-1]
     assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
