@@ -22,11 +22,11 @@ MAX_LEVEL = 64  # the most requests in flight a probe sends
 # A host-bound model's open-loop levels, as shares of the answers per second its host allowed (the higher one well
 # under its saturation: at 67 % text_len's tail was its overload's), each OPEN_LEVEL times a closed level's length: a
 # p99 of a host-bound open loop varies by a third from one second to the next (mlp at 4,700 req/s: 11-25 ms over ten
-# 1 s windows), and its tail grows over a run's first seconds; 5 s after 1 s, as long as bench/twin_accuracy's windows
-# (p99 within 20 % in 13 and 18 of 24 on mlp and text_len, where 2.25 s gave 4-9 and 13-15: docs/MEASUREMENTS.md).
-# Tried and not kept: three parts of 0.75 s, the median one noted; 2.25 s.
+# 1 s windows). Tried and not kept (docs/MEASUREMENTS.md, the twin): three parts of 0.75 s, the median one noted;
+# 5 s, as long as bench/twin_accuracy's windows (two runs: 13 then 8 of 24 p99 within 20 % on mlp, 18 then 6 on
+# text_len, where three runs of 2.25 s gave 4-9 and 13-15) — no surer, and 5.5 s more probe.
 OPEN_SHARES = (0.2, 0.5)
-OPEN_LEVEL = 5.0
+OPEN_LEVEL = 2.25
 OPEN_WARM_S = 1.0  # an open loop's warm-up: its pacer's first second is not its steady state (text_len at 2,563
 # req/s after 0.3 s: 1,912 answers/s, 58 ms outside the server on average, where later windows of the same rate
 # kept up), as bench/twin_accuracy drops its first second too
