@@ -154,11 +154,10 @@ def summary(rows: list[dict]) -> dict:
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
         sat = [abs(r["saturation"]["error"]) for r in mine if r["saturation"]["error"] is not None]
-        p99 = [abs(x[k]) for r in mine for x in r["loads"] for k in ("p99_error", "p99_error_again")
-               if x.get(k) is not None]
-        # the same, for the points the twin did not say lie beyond the rates it saw the clients' tail at
-        reached = [abs(x[k]) for r in mine for x in r["loads"] if not x.get("beyond_reach")
-                   for k in ("p99_error", "p99_error_again") if x.get(k) is not None]
+        errors = [(abs(x[k]), x.get("beyond_reach", False)) for r in mine for x in r["loads"]
+                  for k in ("p99_error", "p99_error_again") if x.get(k) is not None]
+        p99 = [e for e, _ in errors]
+        reached = [e for e, beyond in errors if not beyond]  # the points the twin did not say lie beyond what it saw
         again = [abs(x["p99_repeat_error"]) for r in mine for x in r["loads"] if x.get("p99_repeat_error") is not None]
         # how often a measured p99 lies inside the interval predicted for it (every measurement of every point)
         covered = [x["predicted"]["p99_ms"]["low"] <= m["p99_ms"] <= x["predicted"]["p99_ms"]["high"]

@@ -100,28 +100,24 @@ def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replication
 
 def _with_outside(cal: Calibration, load: Load, seed: int, plain: list[Run], edges: list[Run]):
     """Return the runs with the clients' own time where the host is the limit: spread and all, at the rate the host
-    lets through (it adds to the latencies after the fact and changes nothing the server did); as they are where
-    the server is the limit (the outside time is its mean, as simulated)."""
+    lets through (it adds to the latencies after the fact and changes nothing the server did), and what the
+    prediction lacks when that rate lies beyond what was seen; as they are where the server is the limit (the
+    outside time is its mean, as simulated)."""
     if cal.host_ceiling is None:
-        return plain, edges
-    outside = cal.outside(load.kind != Arrivals.CLOSED, _host_rate(cal, plain))
-    return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],
-            [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges])
-
-
-def _host_rate(cal: Calibration, plain: list[Run]) -> float:
-    """Return the rate the host lets through: the runs' answers a second, at most its ceiling."""
-    return min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
-
-
-def _beyond_reach(cal: Calibration, load: Load, plain: list[Run]) -> tuple[str, ...]:
-    """Return what the prediction lacks when its rate lies beyond the fastest the clients' tail was seen at (a
-    host-bound tail grows with the rate, so one held there may be low); () within it, or where the server is the
-    limit."""
+        return plain, edges, ()
     open_loop = load.kind != Arrivals.CLOSED
+    rate = min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
+    outside = cal.outside(open_loop, rate)
+    return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],
+            [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges],
+            _beyond_reach(cal, open_loop, rate))
+
+
+def _beyond_reach(cal: Calibration, open_loop: bool, rate: float) -> tuple[str, ...]:
+    """Return what a host-bound prediction lacks when its rate lies beyond the fastest the clients' tail was seen at
+    (a host-bound tail grows with the rate, so one held there may be low); () within it."""
     reach = cal.outside_reach(open_loop)
-    rate = _host_rate(cal, plain) if cal.host_ceiling is not None else None
-    if reach is None or rate is None or rate <= reach * BEYOND:
+    if reach is None or rate <= reach * BEYOND:
         return ()
     kind = "an open" if open_loop else "a closed"
     return (f"beyond what was seen: {rate:,.0f} answers/s, where the clients' tail was seen up to {reach:,.0f} in "
@@ -138,8 +134,8 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     if replications < 1:
         raise ValueError(f"replications must be at least 1, got {replications}")
     batcher = batcher_of(settings)
-    plain_runs, edge_runs = _with_outside(calibration, load, seed, *_runs(calibration, batcher, load, seed,
-                                                                          replications))
+    plain_runs, edge_runs, beyond = _with_outside(calibration, load, seed, *_runs(calibration, batcher, load, seed,
+                                                                                  replications))
     plain, edges = [r.figures() for r in plain_runs], [r.figures() for r in edge_runs]
     pooled = Counter()
     for f in plain:
@@ -166,7 +162,7 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
                                                       c.throughput_rps.high * scale)) for c in classes]
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
-                      lacks=calibration.lacks(formed, batcher.instances) + _beyond_reach(calibration, load, plain_runs),
+                      lacks=calibration.lacks(formed, batcher.instances) + beyond,
                       replications=replications)
 
 

@@ -23,7 +23,7 @@ from app.experiments.report.study_charts import (
 from app.experiments.report.environment import simulated
 from app.experiments.report.export import perf_analyzer_command, shell_line
 from app.experiments.sweep.recommend import recommendation_text
-from app.experiments.sweep.space import EDGE, INSIDE, SearchSpace
+from app.experiments.sweep.space import EDGE, SearchSpace
 from app.store.database import DONE, FAILED, Study
 from app.experiments.sweep.sweeper import Point, operating_point
 from app.metrics.catalog import fmt, label
@@ -193,8 +193,8 @@ def _sweep_verdict(study: Study, points: list[Point], space: SearchSpace, best: 
     text = (f"Serve {best.choice.label} at {load_text(space, best.load)}: {fmt('goodput_rps', best.goodput)} goodput "
             f"within the SLA, p99 {fmt('p99_ms', best.p99)} against a {space.p99_budget_ms:g} ms budget, "
             f"throughput {fmt('throughput_rps', best.throughput)} — the most goodput of any point inside the SLA"
-            + {INSIDE: " with room." if space.p99_headroom else ".",
-               EDGE: ", none holding it with room: on the budget's edge."}[space.sla_state(best.p99, best.throughput)])
+            + (", none holding it with room: on the budget's edge." if space.sla_state(best.p99, best.throughput) == EDGE
+               else " with room." if space.p99_headroom else "."))
     if said := recommendation_text(space, points, study.result):  # its margin, the spread, how often measured
         text += f" {said}"
     caution = f"<p class=note>{escape(f'Caution: {words}.')}</p>" if (words := best.caution()) else ""

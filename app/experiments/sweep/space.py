@@ -253,11 +253,11 @@ class SearchSpace:
     def meets_sla(self, p99_ms: float | None, throughput_rps: float | None) -> bool:
         """Return True when a point's p99 is within the budget (and its throughput above the floor, if set) — as
         measured, the headroom aside (sla_state says whether with room)."""
-        return throughput_rps is not None and inside_sla(p99_ms, self.p99_budget_ms, throughput_rps,
-                                                         self.min_throughput_rps)
+        return self.sla_state(p99_ms, throughput_rps) != OVER
 
     def sla_state(self, p99_ms: float | None, throughput_rps: float | None) -> str:
-        """Return a point's verdict (sla_state) under this space's budget, headroom and floor."""
+        """Return a point's verdict (sla_state) under this space's budget, headroom and floor (a throughput not
+        measured is never inside)."""
         if throughput_rps is None:
             return OVER
         return sla_state(p99_ms, self.p99_budget_ms, self.p99_headroom, throughput_rps, self.min_throughput_rps)
