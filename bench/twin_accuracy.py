@@ -4,13 +4,14 @@ For each model (default: gpu_sim and mlp from the lab's repository, text_len fro
 model the lab does not ship: strings in, a Python backend), on an embedded tritonserver over a temporary copy:
   1. calibrate: the twin's probe (closed loop at a few concurrencies) on the served config only;
   2. for every instance count × max_queue_delay of the grid (the served one included): serve it (safe apply),
-     measure its saturation (closed loop at every instance's largest batch, twice over) and predict the same
-     closed loop (twin.saturation, the open-loop overload, is printed beside it); then, at 30 % and 60 % of the MEASURED saturation, measure open-loop p99 and throughput
-     and predict them under the same load;
+     measure its saturation (a closed loop of twice every instance's largest batch in flight) and predict the same
+     closed loop (twin.saturation, the open-loop overload, is printed beside it); then, at 30 % and 60 % of the
+     MEASURED saturation, measure open-loop p99 and throughput and predict them under the same load;
   3. print each prediction beside its measurement with the error, and the summary against the goals of issue 52:
-     saturation throughput within 10 %, p99 below 80 % of saturation within 20 % — each open-loop point measured
-     twice (--no-repeat: once), the prediction set against both, and the second measurement against the first:
-     how far the measured p99 reproduces itself; and how often a measured p99 lies inside the predicted interval.
+     saturation throughput within 10 %, p99 below 80 % of saturation within 20 % — each point (saturation and
+     open loop) measured twice (--no-repeat: once), the prediction set against both, and the second measurement
+     against the first: how far the measurement reproduces itself; and how often a measured p99 lies inside the
+     predicted interval. The JSON keeps the calibration's windows beside each configuration.
 The twin keeps what each configuration taught it only when --learn is given (then later configurations are no
 longer unseen); by default every prediction rests on the first probe alone. --json writes every figure.
 """
@@ -65,11 +66,12 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
     from app.experiments.probe import probe  # noqa: PLC0415
 
     base, start_text = lab.served_config(model), lab.served_text(model)
+    probe_began = time.monotonic()
     calibration = probe(lab, model)
     if calibration is None:
         raise RuntimeError(f"{model}: the probe saw too few executions to calibrate the twin")
-    print(f"{model}: calibrated at {calibration.instance_counts} instance(s): "
-          f"{calibration.confidence((1,), 1)}", flush=True)
+    print(f"{model}: calibrated at {calibration.instance_counts} instance(s) by a probe of "
+          f"{time.monotonic() - probe_began:.1f} s: {calibration.confidence((1,), 1)}", flush=True)
     began = time.process_time()  # what a sweep's ranking pays per configuration and load
     predict(calibration, settings_of(base), load_of(build_spec(TrafficForm(model=model, mode="open", rate=300.0),
                                                                 base)), replications=5)
@@ -87,6 +89,7 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
             closed = build_spec(TrafficForm(model=model, mode="closed", concurrency=top, duration_s=600.0),
                                 lab.served_config(model))
             seen_sat = measure(lab, model, closed, seconds)
+            sat_again = measure(lab, model, closed, seconds) if repeat else None  # the measurement's own spread
             # The same closed loop as measured (clients' overhead included); the open-loop overload beside it.
             predicted_sat = predict(calibration, settings, load_of(closed), replications=5)
             overload = saturation(calibration, settings)
@@ -96,7 +99,12 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
                 "predicted_rps": asdict(predicted_sat.throughput_rps),
                 "predicted_mean_batch": asdict(predicted_sat.mean_batch), "predicted_overload_rps": asdict(overload),
                 "confidence": predicted_sat.confidence,
-                "error": _error(predicted_sat.throughput_rps.value, seen_sat["throughput_rps"])}, "loads": []}
+                "error": _error(predicted_sat.throughput_rps.value, seen_sat["throughput_rps"]),
+                "measured_again_rps": sat_again["throughput_rps"] if sat_again else None,
+                "error_again": _error(predicted_sat.throughput_rps.value, sat_again["throughput_rps"])
+                if sat_again else None,
+                "repeat_error": _error(sat_again["throughput_rps"], seen_sat["throughput_rps"]) if sat_again else None},
+                "calibration": _windows(calibration), "loads": []}
             for share in (0.3, 0.6):
                 rate = min(RATE_MAX, max(1.0, round(share * (seen_sat["throughput_rps"] or 0.0))))  # the form's bound
                 spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=600.0),
@@ -122,6 +130,13 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
     return out
 
 
+def _windows(calibration) -> list[dict]:
+    """Return what the twin's prediction rests on: each calibration window's instances, loop, answers/s and the
+    clients' time outside the server (mean and p99, µs)."""
+    return [{"instances": w.instances, "open_loop": w.open_loop, "client_rps": w.client_rps,
+             "outside_us": w.outside_us, "outside_p99_us": w.outside_p99_us} for w in calibration.windows]
+
+
 def _error(predicted: float | None, measured: float | None) -> float | None:
     """Return the relative error of a prediction (None when either side is missing)."""
     if predicted is None or measured is None or not measured or predicted != predicted:
@@ -131,8 +146,9 @@ def _error(predicted: float | None, measured: float | None) -> float | None:
 
 def _print_row(row: dict) -> None:
     sat = row["saturation"]
+    again_sat = f" and {sat['measured_again_rps'] or 0:,.0f}" if sat.get("measured_again_rps") is not None else ""
     print(f"  {row['knobs']}: saturation (closed loop, {sat['concurrency']} in flight) measured "
-          f"{sat['measured_rps'] or 0:,.0f} req/s (mean batch {sat['measured_mean_batch'] or 0:.1f}), predicted "
+          f"{sat['measured_rps'] or 0:,.0f}{again_sat} req/s (mean batch {sat['measured_mean_batch'] or 0:.1f}), predicted "
           f"{sat['predicted_rps']['value']:,.0f} (mean batch {sat['predicted_mean_batch']['value']:.1f}) "
           f"({_pct(sat['error'])}); open-loop overload predicted {sat['predicted_overload_rps']['value']:,.0f}",
           flush=True)
@@ -153,7 +169,10 @@ def summary(rows: list[dict]) -> dict:
     out = {}
     for model in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == model]
-        sat = [abs(r["saturation"]["error"]) for r in mine if r["saturation"]["error"] is not None]
+        sat = [abs(r["saturation"][k]) for r in mine for k in ("error", "error_again")
+               if r["saturation"].get(k) is not None]
+        sat_again = [abs(r["saturation"]["repeat_error"]) for r in mine
+                     if r["saturation"].get("repeat_error") is not None]
         errors = [(abs(x[k]), x.get("beyond_reach", False)) for r in mine for x in r["loads"]
                   for k in ("p99_error", "p99_error_again") if x.get(k) is not None]
         p99 = [e for e, _ in errors]
@@ -165,6 +184,8 @@ def summary(rows: list[dict]) -> dict:
                    if m and m.get("p99_ms") is not None]
         out[model] = {"saturation_within_10pct": f"{sum(e <= GOAL_SATURATION for e in sat)}/{len(sat)}",
                       "saturation_median_error": statistics.median(sat) if sat else None,
+                      "saturation_repeat_within_10pct": f"{sum(e <= GOAL_SATURATION for e in sat_again)}/"
+                                                        f"{len(sat_again)}" if sat_again else None,
                       "p99_within_20pct": f"{sum(e <= GOAL_P99 for e in p99)}/{len(p99)}",
                       "p99_median_error": statistics.median(p99) if p99 else None,
                       "p99_within_20pct_not_beyond": f"{sum(e <= GOAL_P99 for e in reached)}/{len(reached)}",

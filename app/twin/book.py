@@ -12,8 +12,8 @@ from collections import deque
 from app.twin.calibrate import merge
 from app.twin.calibration import Calibration
 
-KEPT = 5  # windows kept per (model, instance count): the newest, so a changed model is relearnt within a minute;
-# a probe of a host-bound model notes 5 (3 closed loops, 2 open), and none of them is dropped
+KEPT = 6  # windows kept per (model, instance count): the newest, so a changed model is relearnt within a minute;
+# a probe of a host-bound model notes 6 (3 closed loops, the top one again, 2 open), and none of them is dropped
 EVERY_S = 10.0  # a model's windows are noted at most this often: predictions asked meanwhile stay cached
 
 

@@ -26,3 +26,13 @@ def test_the_summary_counts_every_measurement_against_the_goal_itself_and_the_in
     assert got["p99_inside_interval"] == "2/4", "10 and 2 inside; 14 above 13.5, 7 above 6"
     rows[0]["loads"][1]["beyond_reach"] = True  # 5 against 7: the twin said it lies beyond what it saw
     assert summary(rows)["m"]["p99_within_20pct_not_beyond"] == "2/3"
+
+
+def test_a_saturation_measured_twice_counts_both_and_itself():
+    """Predicted 1,000 against 1,050 (5 % off) and 1,200 (17 % off); 1,200 against 1,050 is 14 % off itself."""
+    rows = [{"model": "m", "loads": [], "saturation": {"error": (1000 - 1050) / 1050, "error_again": (1000 - 1200) / 1200,
+                                                       "repeat_error": (1200 - 1050) / 1050}}]
+    got = summary(rows)["m"]
+    assert got["saturation_within_10pct"] == "1/2" and got["saturation_repeat_within_10pct"] == "0/1", got
+    assert summary([{"model": "m", "loads": [], "saturation": {"error": 0.0}}])["m"][
+        "saturation_repeat_within_10pct"] is None

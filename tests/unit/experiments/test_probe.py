@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 from app.config.model_config import parse_config
 from app.experiments import probe as probe_module
+from app.twin.book import KEPT
 from app.twin.calibration import Calibration, Window
 from loadgen.spec import Mode
 
@@ -79,13 +80,17 @@ def test_a_server_bound_model_gets_closed_loops_only():
     assert lab.learnt == 3
 
 
-def test_a_host_bound_model_gets_two_open_loops_at_shares_of_what_its_host_allowed():
+def test_a_host_bound_model_gets_its_top_level_again_and_two_open_loops_at_shares_of_what_its_host_allowed():
     cal = Calibration((_window(3000.0, 7200.0),))  # its clients got 3,000 answers/s of the 7,200 its executions allow
     assert cal.host_ceiling is not None
     lab = _Lab(cal)
     probe_module.probe(lab, "m", level_s=0.2)
-    assert [s.mode for s in lab.sent] == [Mode.CLOSED] * 3 + [Mode.OPEN] * 2, lab.sent
-    assert [s.rate for s in lab.sent[3:]] == [600.0, 1500.0] and lab.learnt == 5, (lab.sent[3:], lab.learnt)
+    assert [s.mode for s in lab.sent] == [Mode.CLOSED] * 4 + [Mode.OPEN] * 2, lab.sent
+    assert [s.concurrency for s in lab.sent[:4]] == [1, 3, 8, 8], lab.sent  # the top level again, for longer
+    start, end, _ = lab.noted[3]
+    assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
+    assert [s.rate for s in lab.sent[4:]] == [600.0, 1500.0] and lab.learnt == 6, (lab.sent[4:], lab.learnt)
+    assert lab.learnt <= KEPT, "the twin's book would drop the probe's first window (its batches of one)"
     # each open level: a window of OPEN_LEVEL closed levels, after a warm-up of its own
     start, end, _ = lab.noted[-1]
     assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
