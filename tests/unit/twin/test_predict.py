@@ -186,9 +186,7 @@ def test_a_ceiling_an_earlier_window_set_does_not_cap_what_a_faster_window_is_ex
     faster = reproduced(known, Calibration((_window(900.0),), client_overhead_us=2000.0), settings, load)
     assert faster.windows[0].expected_rps > 900.0 / 0.85, faster.windows[0]
     both = Calibration((*known.windows, *faster.windows), client_overhead_us=2000.0)
-    # both fell short: the ceiling is their answers over their time, (640 + 900) / 2 over two 5 s windows (had the
-    # faster one looked as if it kept up, the 640 alone)
-    assert both.host_ceiling is not None and both.host_ceiling[0] == 770.0, both.host_ceiling
+    assert both.host_ceiling is not None and both.host_ceiling[0] == 900.0, both.host_ceiling
 
 
 def test_a_host_bound_prediction_past_the_fastest_tail_seen_says_it_may_be_low():
@@ -209,15 +207,15 @@ def test_a_host_bound_prediction_past_the_fastest_tail_seen_says_it_may_be_low()
 
 
 def test_the_ceiling_pools_the_windows_that_fell_short_near_the_fastest():
-    """A second of the top level at 11,500 answers/s and 2.25 s more of it at 8,500 make a ceiling of 9,423 (their
-    answers over their time), where the fastest alone said 11,500; a short window far below (a single client's)
-    and one that kept up are not pooled."""
+    """A second of the top level at 11,500 answers/s and 2.25 s more of it at 9,500 make a ceiling of 10,115 (their
+    answers over their time), where the fastest alone said 11,500; short windows further below (a single client's,
+    a middle level's at 61 and 75 % of the fastest) and one that kept up are not pooled."""
     def w(rps: float, seconds: float, expected: float) -> Window:
         return Window(1, ((8, 100, 100 * 1_000_000),), 800, seconds=seconds, client_rps=rps, expected_rps=expected)
     alone = Calibration((w(11_500.0, 1.0, 15_000.0),))
     assert alone.host_ceiling[0] == 11_500.0, alone.host_ceiling
-    pooled = Calibration((w(11_500.0, 1.0, 15_000.0), w(8_500.0, 2.25, 15_000.0), w(1_700.0, 1.0, 2_100.0),
-                          w(5_000.0, 1.0, 5_100.0)))
-    assert abs(pooled.host_ceiling[0] - (11_500.0 + 8_500.0 * 2.25) / 3.25) < 1e-6, pooled.host_ceiling
+    pooled = Calibration((w(11_500.0, 1.0, 15_000.0), w(9_500.0, 2.25, 15_000.0), w(1_700.0, 1.0, 2_100.0),
+                          w(5_000.0, 1.0, 5_100.0), w(7_000.0, 1.0, 9_000.0), w(8_600.0, 1.0, 11_000.0)))
+    assert abs(pooled.host_ceiling[0] - (11_500.0 + 9_500.0 * 2.25) / 3.25) < 1e-6, pooled.host_ceiling
     assert "over 2 windows (3.2 s)" in pooled.host_ceiling[1], pooled.host_ceiling[1]
 
