@@ -148,7 +148,8 @@ def _print_row(row: dict) -> None:
     sat = row["saturation"]
     again_sat = f" and {sat['measured_again_rps'] or 0:,.0f}" if sat.get("measured_again_rps") is not None else ""
     print(f"  {row['knobs']}: saturation (closed loop, {sat['concurrency']} in flight) measured "
-          f"{sat['measured_rps'] or 0:,.0f}{again_sat} req/s (mean batch {sat['measured_mean_batch'] or 0:.1f}), predicted "
+          f"{sat['measured_rps'] or 0:,.0f}{again_sat} req/s (mean batch {sat['measured_mean_batch'] or 0:.1f}), "
+          f"predicted "
           f"{sat['predicted_rps']['value']:,.0f} (mean batch {sat['predicted_mean_batch']['value']:.1f}) "
           f"({_pct(sat['error'])}); open-loop overload predicted {sat['predicted_overload_rps']['value']:,.0f}",
           flush=True)

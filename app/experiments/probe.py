@@ -62,51 +62,53 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
     config = lab.served_config(model)
     settings = settings_of(config)
     spec = build_spec(TrafficForm(model=model, mode="closed", concurrency=1, duration_s=60.0), config)
-    state = ProbeProgress(levels=len(levels(settings)))
+    steps = levels(settings)
+    state = ProbeProgress(levels=len(steps))
     lab.stop_traffic(f"traffic stopped: the twin's probe of {model} takes over")
     meter = lab.meter(model)
+
+    def step(level_spec, length_s: float, what: str) -> bool:
+        """Run one more level unless cancelled (the page shows it first); return whether it ran."""
+        if cancel is not None and cancel.is_set():
+            return False
+        state.level += 1
+        state.concurrency = level_spec.concurrency if level_spec.mode == Mode.CLOSED else 0
+        if progress is not None:
+            progress(state)
+        _level(lab, meter, model, level_spec, length_s, cancel, what)
+        return True
+
     try:
-        for k, concurrency in enumerate(levels(settings), 1):
-            if cancel is not None and cancel.is_set():
+        for concurrency in steps:
+            if not step(replace(spec, concurrency=concurrency), level_s, f"{concurrency} in flight"):
                 break
-            state.level, state.concurrency = k, concurrency
-            if progress is not None:
-                progress(state)
-            _level(lab, meter, model, replace(spec, concurrency=concurrency), level_s, cancel,
-                   f"{concurrency} in flight")
-        found_now = lab.calibration(model)
-        ceiling = found_now.host_ceiling if found_now is not None else None
+        ceiling = _ceiling(lab, model)
         # The host, not the server, is the limit: the clients' own time makes the tail, and an open loop's bursts
         # make a longer one than any closed loop (mlp: p99 5-11 ms at 1,000-4,500 req/s open, 1.8 and 4.7 ms
         # closed at 900 and 5,400), growing with the rate: two levels of an open loop show it.
         if ceiling is not None:
+            state.levels += 1 + len(OPEN_SHARES)
             # The ceiling again, over as long as an open level: one second of it varies by a fifth and more from one
             # probe to the next (mlp: 6,700-11,500 answers/s, where 5 s at 128-256 in flight got 6,000-9,100).
-            top = levels(settings)[-1]
-            state.levels += 1 + len(OPEN_SHARES)
-            state.level, state.concurrency = state.level + 1, top
-            if progress is not None:
-                progress(state)
-            if not (cancel is not None and cancel.is_set()):
-                _level(lab, meter, model, replace(spec, concurrency=top), OPEN_LEVEL * level_s, cancel,
-                       f"{top} in flight again: the host's ceiling")
-                found_now = lab.calibration(model)
-                ceiling = (found_now.host_ceiling if found_now is not None else None) or ceiling
+            if step(replace(spec, concurrency=steps[-1]), OPEN_LEVEL * level_s,
+                    f"{steps[-1]} in flight again: the host's ceiling"):
+                ceiling = _ceiling(lab, model) or ceiling
             for share in OPEN_SHARES:
-                if cancel is not None and cancel.is_set():
-                    break
                 rate = max(1.0, min(LIMITS["rate"].high, round(share * ceiling[0])))
-                state.level, state.concurrency = state.level + 1, 0
-                if progress is not None:
-                    progress(state)
                 open_spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=60.0), config)
-                _level(lab, meter, model, open_spec, OPEN_LEVEL * level_s, cancel,
-                       f"an open loop at {rate:,.0f} req/s")
+                if not step(open_spec, OPEN_LEVEL * level_s, f"an open loop at {rate:,.0f} req/s"):
+                    break
     finally:
         meter.close()
         if found is not None:
             lab.start_traffic(found)
     return lab.calibration(model)
+
+
+def _ceiling(lab: StudyLab, model: str) -> tuple[float, str] | None:
+    """Return the host ceiling the twin's calibration of model shows now (None: none, or nothing learnt)."""
+    found = lab.calibration(model)
+    return found.host_ceiling if found is not None else None
 
 
 def _level(lab: StudyLab, meter, model: str, spec, level_s: float, cancel: threading.Event | None,

@@ -30,7 +30,8 @@ def test_the_summary_counts_every_measurement_against_the_goal_itself_and_the_in
 
 def test_a_saturation_measured_twice_counts_both_and_itself():
     """Predicted 1,000 against 1,050 (5 % off) and 1,200 (17 % off); 1,200 against 1,050 is 14 % off itself."""
-    rows = [{"model": "m", "loads": [], "saturation": {"error": (1000 - 1050) / 1050, "error_again": (1000 - 1200) / 1200,
+    rows = [{"model": "m", "loads": [], "saturation": {"error": (1000 - 1050) / 1050,
+                                                       "error_again": (1000 - 1200) / 1200,
                                                        "repeat_error": (1200 - 1050) / 1050}}]
     got = summary(rows)["m"]
     assert got["saturation_within_10pct"] == "1/2" and got["saturation_repeat_within_10pct"] == "0/1", got
