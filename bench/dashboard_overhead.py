@@ -47,15 +47,18 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def children(pid: int) -> list[int]:
-    """Return pid and all its descendants."""
+    """Return pid and all its descendants (those any of its threads started: the lab's servers are forked by a
+    launcher thread, and /proc lists a child under the thread that forked it)."""
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
-        try:
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            kids = []
+        kids = []
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids += (task / "children").read_text().split()
+            except OSError:
+                pass
         todo += [int(k) for k in kids]
     return out
 

@@ -46,7 +46,8 @@ _S = "nv_inference_{}_summary_us"
 
 
 def _server_quantile(key: str, label: str, summary: str, presenter: str = "") -> Metric:
-    return Metric(key, "µs", label, True, f"{label} over the server's sliding window.", _S.format(summary),
+    return Metric(key, "µs", label, True, (f"{label} over the server's sliding window; only where its latency summaries are on "
+                  "(off in Triton and in the servers the lab starts, unless TBL_SERVER_SUMMARIES=1)."), _S.format(summary),
                   SUMMARY_WINDOW, scale=1e-3, display_unit="ms", digits=2, presenter=presenter)
 
 

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 from app.paths import MODEL_REPOSITORY, ROOT, state_dir
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
-from app.server.embedded import (MODEL_FAULTS_SHOWN, endpoint_at, raise_if_port_taken, start_on_free_ports,
-                                 wait_ready)
+from app.server.embedded import (MODEL_FAULTS_SHOWN, endpoint_at, metrics_flags, raise_if_port_taken,
+                                 start_on_free_ports, wait_ready)
 from app.server.endpoint import Endpoint
 from app.server.start_errors import ServerStartError, start_with_one_more_try
 from app.server.repository import model_names
@@ -121,8 +121,7 @@ def server_args(opts: DockerOptions, ports: tuple[int, int, int], repo_in_contai
         f"--http-address={address}", f"--http-port={http}",
         f"--grpc-address={address}", f"--grpc-port={grpc}",
         f"--metrics-address={address}", f"--metrics-port={metrics}",
-        "--metrics-config=summary_latencies=true",
-        "--metrics-interval-ms=1000",
+        *metrics_flags(),
         "--exit-timeout-secs=5",
         *MODEL_FAULTS_SHOWN,
         *lock_flags(process_key()),

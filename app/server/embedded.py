@@ -97,8 +97,7 @@ class EmbeddedServer:
             f"--http-address={opts.host}", f"--http-port={http}",
             f"--grpc-address={opts.host}", f"--grpc-port={grpc}",
             f"--metrics-address={opts.host}", f"--metrics-port={metrics}",
-            "--metrics-config=summary_latencies=true",
-            "--metrics-interval-ms=1000",
+            *metrics_flags(),
             f"--exit-timeout-secs={EXIT_TIMEOUT_S}",
             *MODEL_FAULTS_SHOWN,
             *lock_flags(key),  # load, unload and the index only with the key: no other local process reconfigures it
@@ -281,6 +280,20 @@ def start_on_free_ports(start: Callable[[tuple[int, int, int]], Endpoint], prefe
 # server from starting or from being ready: it is listed UNAVAILABLE with Triton's reason, the others serve.
 MODEL_FAULTS_SHOWN = ("--exit-on-error=false", "--strict-readiness=false")
 NO_AUTO_COMPLETE = "--disable-auto-complete-config"  # ServerOptions.auto_complete
+# Triton's latency summaries (server p50-p99 over a sliding minute) are off unless this variable is 1: on, as in every
+# server the lab started before 2026-12-07, each request also feeds five quantile sketches that grow with the last
+# minute's requests, so the server's CPU per request rose from 55 to 105 ms per 1,000 on mlp over the first minute
+# of a closed loop and its saturation fell from 11,800 to 8,000 req/s (docs/MEASUREMENTS.md, "Triton's latency
+# summaries"): the lab measured a server slower than Triton's default one, and slower the longer it ran.
+SUMMARIES_VARIABLE = "TBL_SERVER_SUMMARIES"
+
+
+def metrics_flags(environ=None) -> tuple[str, ...]:
+    """Return the /metrics flags of a server the lab starts: a scrape a second, and the latency summaries only when
+    SUMMARIES_VARIABLE asks for them (Triton's default leaves them off too)."""
+    environ = os.environ if environ is None else environ
+    wanted = environ.get(SUMMARIES_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    return ("--metrics-interval-ms=1000", *(("--metrics-config=summary_latencies=true",) if wanted else ()))
 
 
 SHM = Path("/dev/shm")

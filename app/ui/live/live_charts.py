@@ -108,6 +108,10 @@ def _per_class(audience: bool = False) -> alt.LayerChart:
 
 
 SERVER_QUANTILES = ("p50_us", "p99_us")
+# where the server reports no quantile: Triton's latency summaries are off (its default, and the lab's: they cost the
+# server CPU on every request, app.server.embedded.SUMMARIES_VARIABLE), or no request came in the last minute
+SUMMARIES_OFF = ("server p50/p99: none reported (Triton's latency summaries are off by default; "
+                 "TBL_SERVER_SUMMARIES=1 turns them on in a server the lab starts, at a cost in its CPU per request)")
 CLIENT_QUANTILES = ("p50_ms", "p99_ms")
 
 
@@ -207,11 +211,14 @@ def trace_records(points: list[tuple[float, float]]) -> list[dict]:
 def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None, zoom: bool = False,
             audience: bool = False, idle_text: str = IDLE) -> dict:
     """Client p50/p99 per second (the authority) against the server's 60 s summary quantiles, with the SLA."""
-    main = series(client_totals(load_rows), CLIENT_QUANTILES) + series(metrics_rows, SERVER_QUANTILES)
-    main = _words(main, CLIENT_QUANTILES + SERVER_QUANTILES, audience)
+    server = series(metrics_rows, SERVER_QUANTILES)
+    main = _words(series(client_totals(load_rows), CLIENT_QUANTILES) + server, CLIENT_QUANTILES + SERVER_QUANTILES,
+                  audience)
     values = [r["value"] for r in main if r["value"] is not None]
     cap = spike_cap(values, sla_ms)
-    subtitle = ["client: each second's requests (the authority)", "server: 60 s sliding summary"]
+    reported = any(r["value"] is not None for r in server)
+    subtitle = ["client: each second's requests (the authority)",
+                "server: 60 s sliding summary" if reported else SUMMARIES_OFF]
     spec = _spec("latency", zoom, markers, audience, idle_text, main=main, sla=_sla(sla_ms))
     lines = spec["layer"][0]["layer"][0]
     if cap is not None:

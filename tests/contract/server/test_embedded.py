@@ -291,3 +291,25 @@ def test_a_second_abort_or_any_other_failure_is_raised_with_no_more_tries(tmp_pa
         server.start()
     assert said in str(err.value) and _starts(starts) == tries, (str(err.value), _starts(starts))
     assert not server.running()
+
+
+def test_triton_s_latency_summaries_are_off_unless_asked_for(triton, tmp_path, monkeypatch):
+    """They cost the server CPU on every request (app.server.embedded.SUMMARIES_VARIABLE): the session's server, started
+    as the lab starts one, has its counters and none; a server started with TBL_SERVER_SUMMARIES=1 has both."""
+    from app.server.embedded import SUMMARIES_VARIABLE  # noqa: PLC0415
+
+    def families(endpoint) -> set[str]:
+        with urllib.request.urlopen(endpoint.metrics_url, timeout=10) as resp:
+            text = resp.read().decode()
+        return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE nv_inference_")}
+
+    served = families(triton.endpoint)
+    assert "nv_inference_request_duration_us" in served and "nv_inference_request_summary_us" not in served, served
+    monkeypatch.setenv(SUMMARIES_VARIABLE, "1")
+    server = EmbeddedServer(ServerOptions(MODEL_REPOSITORY, None, None, None, models=("mlp",), log_dir=tmp_path))
+    try:
+        asked = families(server.start())
+    finally:
+        server.stop()
+    assert {"nv_inference_request_summary_us", "nv_inference_queue_summary_us",
+            "nv_inference_request_duration_us"} <= asked, asked

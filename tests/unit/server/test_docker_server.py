@@ -163,3 +163,14 @@ def test_the_overview_of_a_lab_on_a_container_names_it_and_shows_its_log(on_fake
     assert metric(overview, "Backend") == "docker" and metric(overview, "Server") == "ready"
     assert any("Docker container tbl-triton-18000" in m.value for m in overview.markdown)
     assert [e.label for e in overview.expander if e.label.startswith("Container log")], "no container log"
+
+
+@pytest.mark.parametrize("asked, summaries", [("", False), ("0", False), ("1", True), ("on", True)])
+def test_triton_s_latency_summaries_are_asked_for_only_by_the_variable(asked, summaries, monkeypatch):
+    """Both servers the lab starts take their /metrics flags from one place (app.server.embedded.metrics_flags)."""
+    from app.server.embedded import SUMMARIES_VARIABLE, metrics_flags  # noqa: PLC0415
+
+    monkeypatch.setenv(SUMMARIES_VARIABLE, asked)
+    flag = "--metrics-config=summary_latencies=true"
+    assert (flag in metrics_flags()) is summaries and "--metrics-interval-ms=1000" in metrics_flags()
+    assert (flag in run_kwargs(DockerOptions(), (18000, 18001, 18002), "tbl-triton-18000")["command"]) is summaries

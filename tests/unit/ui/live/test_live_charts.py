@@ -74,3 +74,11 @@ def test_the_throughput_chart_draws_the_played_trace_under_the_measured_rate():
     assert trace_line(build_spec(steady), T0, now - 60, now) == []  # a steady load draws no trace
     assert trace_line(spec, None, now - 60, now) == []  # not sending yet
     assert charts.throughput([], [], [])["datasets"]["trace"] == []
+
+
+def test_the_latency_chart_says_when_the_server_reports_no_quantile():
+    load = [{"t": 1000.0 + i, "cls": "all", "p50_ms": 5.0, "p99_ms": 9.0, "latency_n": 100} for i in range(10)]
+    off = latency([{"t": 1000.0 + i, "p50_us": None, "p99_us": None} for i in range(10)], load, [])
+    on = latency([{"t": 1000.0 + i, "p50_us": 4000.0, "p99_us": 8000.0} for i in range(10)], load, [])
+    assert charts.SUMMARIES_OFF in str(off) and "60 s sliding summary" not in str(off)
+    assert "60 s sliding summary" in str(on) and charts.SUMMARIES_OFF not in str(on)
