@@ -44,9 +44,15 @@ class ProbeProgress:
 
 
 def levels(settings, most: int = MAX_LEVEL) -> list[int]:
-    """Return the concurrencies a probe sends: one alone (batches of one), every instance's largest batch (the
-    largest batches), and one between (4 on a model that batches to 32): the batch sizes the twin fits its curve to."""
-    top = min(max(1, settings.max_batch_size) * instance_count(settings), most)
+    """Return the concurrencies a probe sends: one alone (batches of one), twice every instance's largest batch (the
+    largest batches, and the host's limit where it has one), and one between (8 on a model that batches to 32): the
+    batch sizes the twin fits its curve to.
+
+    Twice, as bench/twin_accuracy's saturation: with only as many in flight as the batches hold, a batch's clients
+    are still sending while it runs, the server waits for them and no limit shows (text_len, a batch of 16: 8,600
+    answers/s at 16 in flight, within what its executions allowed, so the twin saw no host limit and predicted
+    19,000 where 32 in flight got 10,300, 2026-12-07)."""
+    top = min(2 * max(1, settings.max_batch_size) * instance_count(settings), most)
     middle = max(2, round((top ** 0.5))) if top > 2 else top
     return sorted({1, middle, top})
 

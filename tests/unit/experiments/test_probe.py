@@ -75,7 +75,7 @@ def _window(client_rps: float, expected_rps: float) -> Window:
 def test_a_server_bound_model_gets_closed_loops_only():
     lab = _Lab(Calibration((_window(7000.0, 7200.0),)))
     probe_module.probe(lab, "m", level_s=0.0)
-    assert [(s.mode, s.concurrency) for s in lab.sent] == [(Mode.CLOSED, 1), (Mode.CLOSED, 3), (Mode.CLOSED, 8)], \
+    assert [(s.mode, s.concurrency) for s in lab.sent] == [(Mode.CLOSED, 1), (Mode.CLOSED, 4), (Mode.CLOSED, 16)], \
         lab.sent
     assert lab.learnt == 3
 
@@ -86,7 +86,7 @@ def test_a_host_bound_model_gets_its_top_level_again_and_two_open_loops_at_share
     lab = _Lab(cal)
     probe_module.probe(lab, "m", level_s=0.2)
     assert [s.mode for s in lab.sent] == [Mode.CLOSED] * 4 + [Mode.OPEN] * 2, lab.sent
-    assert [s.concurrency for s in lab.sent[:4]] == [1, 3, 8, 8], lab.sent  # the top level again, for longer
+    assert [s.concurrency for s in lab.sent[:4]] == [1, 4, 16, 16], lab.sent  # the top level again, for longer
     start, end, _ = lab.noted[3]
     assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
     assert [s.rate for s in lab.sent[4:]] == [600.0, 1500.0] and lab.learnt == 6, (lab.sent[4:], lab.learnt)
