@@ -111,7 +111,12 @@ def reproduced(known: Calibration | None, new: Calibration, settings: ModelSetti
     everything = replace(everything, windows=tuple(replace(w, expected_rps=None) for w in everything.windows))
     if window.outside_us is not None:
         everything = replace(everything, client_overhead_us=window.outside_us)
-    expected = predict(everything, settings, replace(load, duration_s=REPRODUCED_S,
-                                                     warmup_s=min(load.warmup_s, REPRODUCED_S / 4)),
-                       replications=1).throughput_rps.value
-    return replace(new, windows=(*new.windows[:-1], replace(window, expected_rps=expected)))
+    seen = predict(everything, settings, replace(load, duration_s=REPRODUCED_S,
+                                                 warmup_s=min(load.warmup_s, REPRODUCED_S / 4)), replications=1)
+    # The server's own spread for this traffic: the twin's p99 less its mean (each with the window's constant
+    # outside time, which cancels), so the clients' spread is not taken to hold it too (Window.outside_p99_us).
+    mean_us = (seen.queue_ms.value + seen.compute_ms.value) * 1e3
+    spread = seen.p99_ms.value * 1e3 - (window.outside_us or 0.0) - mean_us if seen.p99_ms.value == seen.p99_ms.value \
+        else None
+    return replace(new, windows=(*new.windows[:-1], replace(window, expected_rps=seen.throughput_rps.value,
+                                                           server_spread_us=spread)))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from app.config.settings import DynamicBatching, InstanceGroup, ModelSettings
 from app.twin import Calibration, Load, ClassShare, Window, predict, saturation
 from app.twin.calibrate import reproduced
@@ -234,3 +236,20 @@ def test_the_ceiling_stays_when_the_top_level_measured_again_kept_up_by_a_little
     assert "expected 13,263" in cal.host_ceiling[1], cal.host_ceiling[1]
     kept_up = Calibration((w(2_757.0, 1.0, 3_216.0), w(10_743.0, 1.0, 11_500.0), w(11_719.0, 2.25, 13_452.0)))
     assert kept_up.host_ceiling is None, kept_up.host_ceiling
+
+
+def test_the_clients_tail_leaves_out_the_server_s_own_spread_which_the_twin_simulates():
+    """Clients 1.2 ms over their mean at the p99 and the server 0.72 ms over its own: the outside time keeps
+    sqrt(1.2² - 0.72²) = 0.96 ms above its mean, where it kept the whole 1.2 ms; a server spread wider than the
+    clients' leaves none, and an unknown one leaves the clients' whole spread."""
+    w = Window(1, ((8, 100, 100 * 1_000_000),), 800, seconds=1.0, client_rps=2000.0, outside_us=300.0,
+               client_p99_us=2000.0, server_us=500.0, open_loop=True)
+    assert w.outside_p99_us == pytest.approx(1500.0)
+    assert replace(w, server_spread_us=720.0).outside_p99_us == pytest.approx(1260.0)
+    assert replace(w, server_spread_us=5000.0).outside_p99_us == pytest.approx(300.0)
+    # the twin's reproduction of a window's traffic gives the server's spread: its p99 over its mean, at least 0
+    settings = _settings(instances=1)
+    checked = reproduced(None, Calibration((replace(_window(640.0), client_p99_us=9000.0, server_us=3000.0),),
+                                           client_overhead_us=2000.0), settings, Load.poisson(600.0, 10.0))
+    spread = checked.windows[0].server_spread_us
+    assert spread is not None and spread > 0.0, checked.windows[0]
