@@ -28,6 +28,8 @@ Z99 = 2.3263  # the standard normal's 99th percentile
 # this factor in a quarter of the points (bench/twin_accuracy on mlp and text_len, 48 pairs of 5 s windows,
 # 2026-12-07: median 1.2x, the largest 5x; gpu_sim, server-bound, 1.19x at most). No prediction is surer than a
 # measurement, so a host-bound p99's interval spans at least this factor either side of its value.
+# (Measured with Triton's latency summaries on; without them, runs Q-U of 2026-12-07, the pairs' medians were
+# 1.06-1.11x: this may now be wider than it needs. Left as it is.)
 HOST_P99_SPREAD = 1.35
 
 
