@@ -46,9 +46,10 @@ _S = "nv_inference_{}_summary_us"
 
 
 def _server_quantile(key: str, label: str, summary: str, presenter: str = "") -> Metric:
-    return Metric(key, "µs", label, True, (f"{label} over the server's sliding window; only where its latency summaries are on "
-                  "(off in Triton and in the servers the lab starts, unless TBL_SERVER_SUMMARIES=1)."), _S.format(summary),
-                  SUMMARY_WINDOW, scale=1e-3, display_unit="ms", digits=2, presenter=presenter)
+    description = (f"{label} over the server's sliding window; only where its latency summaries are on (off in "
+                   "Triton and in the servers the lab starts, unless TBL_SERVER_SUMMARIES=1).")
+    return Metric(key, "µs", label, True, description, _S.format(summary), SUMMARY_WINDOW, scale=1e-3,
+                  display_unit="ms", digits=2, presenter=presenter)
 
 
 def _us(key: str, label: str, description: str, origin: str, presenter: str = "") -> Metric:

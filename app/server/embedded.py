@@ -282,8 +282,8 @@ MODEL_FAULTS_SHOWN = ("--exit-on-error=false", "--strict-readiness=false")
 NO_AUTO_COMPLETE = "--disable-auto-complete-config"  # ServerOptions.auto_complete
 # Triton's latency summaries (server p50-p99 over a sliding minute) are off unless this variable is 1: on, as in every
 # server the lab started before 2026-12-07, each request also feeds five quantile sketches that grow with the last
-# minute's requests, so the server's CPU per request rose from 55 to 105 ms per 1,000 on mlp over the first minute
-# of a closed loop and its saturation fell from 11,800 to 8,000 req/s (docs/MEASUREMENTS.md, "Triton's latency
+# minute's requests: on mlp, after a minute of a closed loop, the server took 1.53-1.75x the CPU per answer and
+# answered 0.77-0.80x as fast (python -m bench.server_summaries; docs/MEASUREMENTS.md, "Triton's latency
 # summaries"): the lab measured a server slower than Triton's default one, and slower the longer it ran.
 SUMMARIES_VARIABLE = "TBL_SERVER_SUMMARIES"
 
