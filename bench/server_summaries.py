@@ -19,12 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from app.paths import MODEL_REPOSITORY, ROOT
+from app.paths import MODEL_REPOSITORY
 from app.server.embedded import SUMMARIES_VARIABLE
 from app.traffic.form import TrafficForm, build_spec
 from bench.dashboard_overhead import children, cpu_seconds
-
-REPOSITORIES = {"text_len": ROOT / "tests" / "third_party_repository"}  # any other model: the lab's own
+from bench.twin_accuracy import MODELS  # where each model of the benches lives (any other: the lab's own)
 
 
 def slices(done_s: list[float], cpu: list[tuple[float, float]], slice_s: float, seconds: float) -> list[dict]:
@@ -66,7 +65,7 @@ def phase(model: str, summaries: bool, concurrency: int, seconds: float, slice_s
 
     with tempfile.TemporaryDirectory(prefix="tbl-summaries-") as tmp:
         repo = Path(tmp) / "repo"
-        shutil.copytree(REPOSITORIES.get(model, MODEL_REPOSITORY) / model, repo / model,
+        shutil.copytree(MODELS.get(model, MODEL_REPOSITORY) / model, repo / model,
                         ignore=shutil.ignore_patterns("__pycache__"))
         os.environ["TBL_STATE_DIR"] = str(Path(tmp) / "state")
         if summaries:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -115,8 +116,7 @@ def reproduced(known: Calibration | None, new: Calibration, settings: ModelSetti
                                                  warmup_s=min(load.warmup_s, REPRODUCED_S / 4)), replications=1)
     # The server's own spread for this traffic: the twin's p99 less its mean (each with the window's constant
     # outside time, which cancels), so the clients' spread is not taken to hold it too (Window.outside_p99_us).
-    mean_us = (seen.queue_ms.value + seen.compute_ms.value) * 1e3
-    spread = seen.p99_ms.value * 1e3 - (window.outside_us or 0.0) - mean_us if seen.p99_ms.value == seen.p99_ms.value \
-        else None
+    p99_us, mean_us = seen.p99_ms.value * 1e3, (seen.queue_ms.value + seen.compute_ms.value) * 1e3
+    spread = None if math.isnan(p99_us) else p99_us - (window.outside_us or 0.0) - mean_us
     return replace(new, windows=(*new.windows[:-1], replace(window, expected_rps=seen.throughput_rps.value,
                                                            server_spread_us=spread)))

@@ -193,12 +193,12 @@ class Calibration:
             return None  # the fastest traffic seen was what the twin expects: no limit shown
         seconds = [w.seconds or 1.0 for w in near]
         rate = sum(w.client_rps * s for w, s in zip(near, seconds)) / sum(seconds)
-        top = max(short, key=lambda w: w.client_rps)
-        busy = f"; the instances executed {top.utilisation:.0%} of the time" if top.utilisation is not None else ""
+        shown = max(short, key=lambda w: w.client_rps)  # the fastest window that fell short: what the words cite
+        busy = f"; the instances executed {shown.utilisation:.0%} of the time" if shown.utilisation is not None else ""
         over = f" over {len(near)} windows ({sum(seconds):.1f} s)" if len(near) > 1 else ""
         return rate, (
             f"its clients got {rate:,.0f} answers/s{over} where the twin, calibrated on those very executions, "
-            f"expected {top.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
+            f"expected {shown.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
 
     def outside(self, open_loop: bool, rate_rps: float) -> Outside:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.
