@@ -2,6 +2,7 @@
 the server forms small and large batches, each level noted as a window of its own (no config is changed)."""
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -15,18 +16,26 @@ from app.twin.batcher import instance_count
 from app.twin.calibration import Calibration
 from loadgen.limits import LIMITS
 from loadgen.spec import Mode
+from loadgen.stats import ALL
 
 LEVEL_S = 1.0  # each level's measured window, between two reads of the statistics API (exact edges)
 WARM_S = 0.3  # each level's traffic before it: the queue filling at the level's concurrency
 MAX_LEVEL = 64  # the most requests in flight a probe sends
 # A host-bound model's open-loop levels, as shares of the answers per second its host allowed (the higher one well
-# under its saturation: at 67 % text_len's tail was its overload's), each OPEN_LEVEL times a closed level's length: a
-# p99 of a host-bound open loop varies by a third from one second to the next (mlp at 4,700 req/s: 11-25 ms over ten
-# 1 s windows). Tried and not kept (docs/MEASUREMENTS.md, the twin): three parts of 0.75 s, the median one noted;
-# 5 s, as long as bench/twin_accuracy's windows (two runs: 13 then 8 of 24 p99 within 20 % on mlp, 18 then 6 on
-# text_len, where three runs of 2.25 s gave 4-9 and 13-15) — no surer, and 5.5 s more probe.
+# under its saturation: at 67 % text_len's tail was its overload's), each measured in OPEN_PARTS consecutive windows
+# of OPEN_LEVEL times a closed level's length, the one whose clients' p99 is the median noted: a p99 of a host-bound
+# open loop varies by a third from one second to the next (mlp at 4,700 req/s: 11-25 ms over ten 1 s windows), and
+# one window of 2.25 s that caught a stall of the host (mlp at 5,042 req/s: outside p99 32.7 ms where the bench's
+# windows at that rate measured 2-6 ms, 2026-12-07, run V) sent every host-bound p99 the twin predicted 3-4x high.
+# The median guards against one stall, not against a host whose tail at that rate is unsteady throughout (text_len
+# at 4,700 req/s: its 1.5 s windows read 2.5 to 75 ms within a minute, 2026-12-07; docs/MEASUREMENTS.md, runs W and X).
+# Tried and not kept (docs/MEASUREMENTS.md, the twin): one window of 5 s, as long as bench/twin_accuracy's (two runs:
+# 13 then 8 of 24 p99 within 20 % on mlp, 18 then 6 on text_len) — a longer window holds the stall too; three parts
+# of 0.75 s, the median noted, while Triton's latency summaries (then on) stalled the host in every window.
 OPEN_SHARES = (0.2, 0.5)
-OPEN_LEVEL = 2.25
+OPEN_LEVEL = 1.5
+OPEN_PARTS = 3
+AGAIN_LEVEL = 2.25  # the top level's second pass where the host is the limit, times a closed level's length
 OPEN_WARM_S = 1.0  # an open loop's warm-up: its pacer's first second is not its steady state (text_len at 2,563
 # req/s after 0.3 s: 1,912 answers/s, 58 ms outside the server on average, where later windows of the same rate
 # kept up), as bench/twin_accuracy drops its first second too
@@ -63,7 +72,7 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
     exact edges with the twin, and return its calibration; the traffic that ran before runs again after (None: it
     learnt nothing). About 1.5 s a level (it was 3 s when each level waited for the poller's whole seconds); where
     the host, not the server, turns out to be the limit, the top level again for longer (2.6 s) and two levels of an
-    open loop follow (3.3 s each)."""
+    open loop follow (5.6 s each: three windows, the median one noted)."""
     found = lab.traffic().spec if lab.traffic().running else None
     config = lab.served_config(model)
     settings = settings_of(config)
@@ -73,7 +82,7 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
     lab.stop_traffic(f"traffic stopped: the twin's probe of {model} takes over")
     meter = lab.meter(model)
 
-    def step(level_spec, length_s: float, what: str) -> bool:
+    def step(level_spec, length_s: float, what: str, parts: int = 1) -> bool:
         """Run one more level unless cancelled (the page shows it first); return whether it ran."""
         if cancel is not None and cancel.is_set():
             return False
@@ -81,7 +90,7 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
         state.concurrency = level_spec.concurrency if level_spec.mode == Mode.CLOSED else 0
         if progress is not None:
             progress(state)
-        _level(lab, meter, model, level_spec, length_s, cancel, what)
+        _level(lab, meter, model, level_spec, length_s, cancel, what, parts)
         return True
 
     try:
@@ -96,13 +105,13 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
             state.levels += 1 + len(OPEN_SHARES)
             # The ceiling again, over as long as an open level: one second of it varies by a fifth and more from one
             # probe to the next (mlp: 6,700-11,500 answers/s, where 5 s at 128-256 in flight got 6,000-9,100).
-            if step(replace(spec, concurrency=steps[-1]), OPEN_LEVEL * level_s,
+            if step(replace(spec, concurrency=steps[-1]), AGAIN_LEVEL * level_s,
                     f"{steps[-1]} in flight again: the host's ceiling"):
                 ceiling = _ceiling(lab, model) or ceiling
             for share in OPEN_SHARES:
                 rate = max(1.0, min(LIMITS["rate"].high, round(share * ceiling[0])))
                 open_spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=60.0), config)
-                if not step(open_spec, OPEN_LEVEL * level_s, f"an open loop at {rate:,.0f} req/s"):
+                if not step(open_spec, OPEN_LEVEL * level_s, f"an open loop at {rate:,.0f} req/s", OPEN_PARTS):
                     break
     finally:
         meter.close()
@@ -118,24 +127,39 @@ def _ceiling(lab: StudyLab, model: str) -> tuple[float, str] | None:
 
 
 def _level(lab: StudyLab, meter, model: str, spec, level_s: float, cancel: threading.Event | None,
-           what: str) -> None:
-    """Run one level: its traffic for its warm-up from the first request, then a window of level_s between two exact
-    edges, noted with the twin."""
+           what: str, parts: int = 1) -> None:
+    """Run one level: its traffic for its warm-up from the first request, then parts consecutive windows of level_s
+    between exact edges; note with the twin the one whose clients' p99 is the median (the only one, for one part)."""
     warm = WARM_S if spec.mode == Mode.CLOSED else OPEN_WARM_S
     # it ends by itself should this level end early with an error
-    lab.start_traffic(replace(spec, duration_s=START_S + warm + level_s + 5.0))
+    lab.start_traffic(replace(spec, duration_s=START_S + warm + parts * level_s + 5.0))
     asked = time.time()
     while (lab.traffic().started_at is None and lab.traffic().running and time.time() < asked + START_S
            and not (cancel is not None and cancel.is_set())):
         meter.wait_until(time.time() + 0.02, cancel)  # the warm-up counts from the first request sent
     meter.wait_until((lab.traffic().started_at or asked) + warm, cancel)
-    start = meter.edge()
-    meter.discard_before(start.t)
-    meter.wait_until(start.t + level_s, cancel)
-    end = meter.edge()
-    window = meter.window(start, end)
+    edges = [meter.edge()]
+    meter.discard_before(edges[0].t)
+    cut = []
+    for part in range(1, parts + 1):
+        meter.wait_until(edges[0].t + part * level_s, cancel)
+        edges.append(meter.edge())
+        cut.append((edges[-2], edges[-1], meter.window(edges[-2], edges[-1]).figures(model)))
+        if cancel is not None and cancel.is_set():
+            break
     lab.stop_traffic(f"traffic stop: probe level, {what}")
-    lab.learn_edges(model, start, end, window.figures(model))
+    start, end, figures = median_part(cut)
+    lab.learn_edges(model, start, end, figures)
+
+
+def median_part(cut: list[tuple]) -> tuple:
+    """Return the (start, end, figures) of the part whose clients' p99 is the median (the lower middle one of an
+    even count; a part without a p99 counts as the highest)."""
+    def p99(part) -> float:
+        value = part[2].row(ALL).p99_ms
+        return value if value is not None else math.inf
+    ranked = sorted(cut, key=p99)
+    return ranked[(len(ranked) - 1) // 2]
 
 
 def probe_job(lab: StudyLab, model: str) -> FunctionJob:

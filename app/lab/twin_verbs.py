@@ -71,16 +71,18 @@ class TwinVerbs:
         """Note the model's executions of [t0, t1) with the twin (the config serving now ran them), from the
         poller's seconds; return whether there were enough to learn from."""
         stats = self._metrics.stats_window(model, t0, t1)
-        return self._learn(model, None, stats, lambda: self.measure(model, t0, t1, include_held=False), t1 - t0)
+        return self._learn(model, None, stats, lambda: self.measure(model, t0, t1, include_held=False), t1 - t0,
+                           self._metrics.host_cpu(t0, t1))
 
     def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures) -> bool:
         """Note the model's executions between two edges of a meter (the statistics API read at each: exact, not
         the poller's whole seconds) with the twin, figures the window's; return whether there were enough."""
         if before.stats is None or after.stats is None:
             return False
-        return self._learn(model, before.stats, after.stats, lambda: figures, after.t - before.t)
+        return self._learn(model, before.stats, after.stats, lambda: figures, after.t - before.t, after.cpu_util)
 
-    def _learn(self, model: str, before: ModelStats | None, after: ModelStats, figures_of, window_s: float) -> bool:
+    def _learn(self, model: str, before: ModelStats | None, after: ModelStats, figures_of, window_s: float,
+               host_cpu: float | None = None) -> bool:
         try:
             settings = settings_of(self._config.current(model))
         except ConfigError:
@@ -103,7 +105,7 @@ class TwinVerbs:
                 before, after, settings, overhead, window_s=window_s, client_rps=row.throughput_rps or None,
                 client_p99_us=row.p99_ms * 1e3 if row.p99_ms and overhead is not None else None,
                 server_us=simulated_us if overhead is not None else None,
-                open_loop=spec.mode != Mode.CLOSED if ours else None)
+                open_loop=spec.mode != Mode.CLOSED if ours else None, host_cpu=host_cpu)
         except ValueError:  # no execution inside after all (a reset at its edge)
             return False
         if ours:  # the window's traffic, to see the twin reproduce it

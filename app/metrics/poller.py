@@ -195,6 +195,17 @@ class MetricsPoller:
                           dict.fromkeys(durations, success),
                           {k: int(c.get(name, 0.0) * 1000) for k, name in durations.items()}, batch_ns, batch_io_ns)
 
+    def host_cpu(self, t0: float, t1: float) -> float | None:
+        """Return the server host's CPU utilisation over the polls that end in (t0, t1] (the mean of Triton's
+        nv_cpu_utilization gauge, 0-1; None where the server does not report it)."""
+        with self._lock:
+            samples = [s for s in self._history if t0 < s.t <= t1]
+        # every model's row of a poll holds the same host-wide reading
+        readings = [next((r["cpu_util"] for r in s.rows.values() if r.get("cpu_util") is not None), None)
+                    for s in samples]
+        readings = [x for x in readings if x is not None]
+        return sum(readings) / len(readings) if readings else None
+
     def retarget(self, endpoint) -> None:
         """Scrape another endpoint from the next poll on (after a restart); the history stays."""
         with self._poll_lock:

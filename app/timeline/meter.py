@@ -37,6 +37,8 @@ class Edge:
     t: float
     values: ModelValues
     stats: ModelStats | None
+    cpu_util: float | None = None  # the server host's CPU utilisation, 0-1 (Triton's nv_cpu_utilization gauge, over
+    # its last metrics interval; None: the server does not report it)
 
 
 @dataclass
@@ -129,7 +131,7 @@ class Meter:
         values = scrape.models.get(self.model)
         if values is None:
             raise ServerGone(f"model {self.model!r} is not in /metrics (unloaded?)")
-        return Edge(scrape.t, values, stats.get(self.model))
+        return Edge(scrape.t, values, stats.get(self.model), scrape.cpu_util)
 
     def wait_until(self, t: float, cancel: threading.Event | None = None) -> None:
         """Sleep until clock time t (early when cancel is set)."""

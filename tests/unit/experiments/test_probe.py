@@ -18,8 +18,10 @@ dynamic_batching { max_queue_delay_microseconds: 100 }
 
 
 class _Meter:
-    def __init__(self) -> None:
-        self.t = 0.0
+    """Edges at the times waited for; each window's clients' p99 the next of p99s (1.0 once they run out)."""
+
+    def __init__(self, p99s=()) -> None:
+        self.t, self.p99s, self.cut = 0.0, list(p99s), []
 
     def wait_until(self, t, cancel=None) -> None:
         self.t = max(self.t, t)
@@ -31,7 +33,9 @@ class _Meter:
         pass
 
     def window(self, start, end):
-        return SimpleNamespace(figures=lambda model: SimpleNamespace(row=lambda cls: SimpleNamespace(p99_ms=1.0)))
+        p99 = self.p99s.pop(0) if self.p99s else 1.0
+        self.cut.append((start.t, end.t, p99))
+        return SimpleNamespace(figures=lambda model: SimpleNamespace(row=lambda cls: SimpleNamespace(p99_ms=p99)))
 
     def close(self) -> None:
         pass
@@ -40,8 +44,9 @@ class _Meter:
 class _Lab:
     """What the probe asks of a lab: it records the traffic sent and answers with the calibration given."""
 
-    def __init__(self, calibration: Calibration) -> None:
+    def __init__(self, calibration: Calibration, p99s=()) -> None:
         self.sent, self.learnt, self.noted, self._calibration = [], 0, [], calibration
+        self.p99s = p99s
 
     def traffic(self):
         return SimpleNamespace(running=False, spec=None, started_at=None)
@@ -56,7 +61,8 @@ class _Lab:
         self.sent.append(spec)
 
     def meter(self, model, slas_s=None):
-        return _Meter()
+        self.meters = getattr(self, "meters", []) + [_Meter(self.p99s)]
+        return self.meters[-1]
 
     def learn_edges(self, model, start, end, figures) -> bool:
         self.learnt += 1
@@ -83,14 +89,30 @@ def test_a_server_bound_model_gets_closed_loops_only():
 def test_a_host_bound_model_gets_its_top_level_again_and_two_open_loops_at_shares_of_what_its_host_allowed():
     cal = Calibration((_window(3000.0, 7200.0),))  # its clients got 3,000 answers/s of the 7,200 its executions allow
     assert cal.host_ceiling is not None
-    lab = _Lab(cal)
+    # the closed levels' p99s, then each open level's three parts: the second open level's first part caught a stall
+    lab = _Lab(cal, p99s=[1.0, 2.0, 3.0, 3.0] + [4.0, 3.0, 5.0] + [40.0, 6.0, 7.0])
     probe_module.probe(lab, "m", level_s=0.2)
     assert [s.mode for s in lab.sent] == [Mode.CLOSED] * 4 + [Mode.OPEN] * 2, lab.sent
     assert [s.concurrency for s in lab.sent[:4]] == [1, 4, 16, 16], lab.sent  # the top level again, for longer
     start, end, _ = lab.noted[3]
-    assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
+    assert abs(end - start - probe_module.AGAIN_LEVEL * 0.2) < 1e-6, lab.noted
     assert [s.rate for s in lab.sent[4:]] == [600.0, 1500.0] and lab.learnt == 6, (lab.sent[4:], lab.learnt)
     assert lab.learnt <= KEPT, "the twin's book would drop the probe's first window (its batches of one)"
-    # each open level: a window of OPEN_LEVEL closed levels, after a warm-up of its own
-    start, end, _ = lab.noted[-1]
-    assert abs(end - start - probe_module.OPEN_LEVEL * 0.2) < 1e-6, lab.noted
+    # each open level: OPEN_PARTS windows of OPEN_LEVEL closed levels after a warm-up of its own, the median noted
+    assert probe_module.OPEN_PARTS == 3
+    part = probe_module.OPEN_LEVEL * 0.2
+    (s1, e1, p1), (s2, e2, p2) = lab.noted[-2:]
+    assert p1 == 4.0 and p2 == 7.0, lab.noted  # not the stall's 40 ms, nor the luckiest part
+    assert abs(e1 - s1 - part) < 1e-6 and abs(e2 - s2 - part) < 1e-6, lab.noted
+    # the noted part is the one whose p99 it is: the first open level's first part, the second's last
+    cut = lab.meters[0].cut
+    assert len(cut) == 4 + 2 * 3 and lab.noted[-2] == cut[4] and lab.noted[-1] == cut[-1], (cut, lab.noted)
+
+
+def test_the_median_part_is_the_middle_p99_and_a_part_without_one_counts_highest():
+    def part(name, p99):
+        return (name, name, SimpleNamespace(row=lambda cls: SimpleNamespace(p99_ms=p99)))
+    assert probe_module.median_part([part("a", 9.0), part("b", 2.0), part("c", 5.0)])[0] == "c"
+    assert probe_module.median_part([part("a", None), part("b", 2.0), part("c", 5.0)])[0] == "c"
+    assert probe_module.median_part([part("a", 3.0)])[0] == "a"
+    assert probe_module.median_part([part("a", 3.0), part("b", 1.0)])[0] == "b"  # the lower middle of two

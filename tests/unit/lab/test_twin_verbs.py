@@ -26,6 +26,7 @@ def test_traffic_already_running_calibrates_it_and_a_prediction_follows_the_knob
     # the clients' p99 and the server's mean time beside it (the spread of the clients' own time), of an open loop
     assert window.open_loop is True and window.client_p99_us > 0 and window.server_us > 0, window
     assert window.outside_p99_us >= window.outside_us, window
+    assert window.host_cpu == pytest.approx(0.5), window  # the host's CPUs over the window (the fake reports 0.5)
     settings = settings_of(fake.served_config("gpu_sim"))
     now = fake.predict("gpu_sim", settings)
     assert now.throughput_rps.low <= 150.0 * 1.05 and now.throughput_rps.high >= 150.0 * 0.9, now.throughput_rps
@@ -62,10 +63,11 @@ def test_learn_edges_takes_exactly_the_executions_between_two_reads(fake):
     fake.start_traffic(LoadSpec(mode=Mode.CLOSED, concurrency=8, model="gpu_sim", duration_s=None), ran_s=15)
     now = time.time()
     figures = fake.measure("gpu_sim", now - 10, now - 1)
-    before, after = Edge(100.0, None, _stats(40)), Edge(101.25, None, _stats(100, ms=15.0))
+    before, after = Edge(100.0, None, _stats(40)), Edge(101.25, None, _stats(100, ms=15.0), cpu_util=0.93)
     assert fake.learn_edges("gpu_sim", before, after, figures)
     window = fake.calibration("gpu_sim").windows[-1]
     assert window.seconds == 1.25 and window.batches[0][:2] == (8, 60), window
+    assert window.host_cpu == 0.93, window  # the host's CPUs as the window's last edge read them
     assert window.open_loop is False, window  # the lab's traffic to the model is a closed loop
     # 100 executions at 15 ms after 40 at 14: the 60 between took (1,500 - 560) ms, 15.67 ms each
     assert abs(window.batches[0][2] / 60 / 1e6 - (1500 - 560) / 60) < 1e-6, window.batches

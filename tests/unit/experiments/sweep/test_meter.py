@@ -43,6 +43,22 @@ def test_a_window_counts_answers_by_when_they_ended_and_sends_where_they_went_ou
     assert first.server().request_count == 2 and first.server().avg_batch == 2.0
 
 
+def test_an_edge_reads_the_host_s_cpus_beside_the_model_s_counters():
+    """The edge keeps Triton's nv_cpu_utilization (the twin's sign of a busy host); a server without it reads None."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    stats = '{"model_stats": [{"name": "m", "version": "1", "inference_count": 8, "execution_count": 1}]}'
+    counters = 'nv_inference_request_success{model="m",version="1"} 8\n'
+
+    def meter(metrics: str) -> Meter:
+        pages = {"metrics": metrics, "stats": stats}
+        return Meter(FakeLoad(), SimpleNamespace(metrics_url="metrics", http_url="http://127.0.0.1:1"), "m",
+                     fetch=lambda url: pages["metrics" if url == "metrics" else "stats"], clock=lambda: 5.0)
+    busy = meter(counters + "nv_cpu_utilization 0.91\n").edge()
+    assert busy.cpu_util == pytest.approx(0.91) and busy.stats.execution_count == 1, busy
+    assert meter(counters).edge().cpu_util is None
+
+
 def test_windows_merge_and_survive_storage():
     b = Bucket()
     b.count_end(record(0, 0.01), True)
