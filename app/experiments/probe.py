@@ -129,7 +129,8 @@ def _ceiling(lab: StudyLab, model: str) -> tuple[float, str] | None:
 def _level(lab: StudyLab, meter, model: str, spec, level_s: float, cancel: threading.Event | None,
            what: str, parts: int = 1) -> None:
     """Run one level: its traffic for its warm-up from the first request, then parts consecutive windows of level_s
-    between exact edges; note with the twin the one whose clients' p99 is the median (the only one, for one part)."""
+    between exact edges; note with the twin the one whose clients' p99 is the median (the only one, for one part),
+    with every part's p99 beside it (how far the tail at this load moves from one window to the next)."""
     warm = WARM_S if spec.mode == Mode.CLOSED else OPEN_WARM_S
     # it ends by itself should this level end early with an error
     lab.start_traffic(replace(spec, duration_s=START_S + warm + parts * level_s + 5.0))
@@ -149,7 +150,8 @@ def _level(lab: StudyLab, meter, model: str, spec, level_s: float, cancel: threa
             break
     lab.stop_traffic(f"traffic stop: probe level, {what}")
     start, end, figures = median_part(cut)
-    lab.learn_edges(model, start, end, figures)
+    p99s = tuple(p99 for _, _, f in cut if (p99 := f.row(ALL).p99_ms) is not None) if len(cut) > 1 else ()
+    lab.learn_edges(model, start, end, figures, p99s)
 
 
 def median_part(cut: list[tuple]) -> tuple:

@@ -315,8 +315,10 @@ class WhatIf(Protocol):
     def learn(self, model: str, t0: float, t1: float) -> bool:
         """Note the model's executions of [t0, t1) with the twin; return whether there were enough."""
 
-    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures) -> bool:
-        """Note the model's executions between two edges of a meter with the twin; return whether there were enough."""
+    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures,
+                    p99_parts_ms: tuple[float, ...] = ()) -> bool:
+        """Note the model's executions between two edges of a meter with the twin (p99_parts_ms: the clients' p99 of
+        every window its level was cut into, this one's among them); return whether there were enough."""
 
     def twin_load(self, model: str, rate: float | None = None, concurrency: int | None = None) -> Load | None:
         """Return the twin's load for the traffic the lab sends the model (None when none has run)."""

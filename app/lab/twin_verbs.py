@@ -74,15 +74,18 @@ class TwinVerbs:
         return self._learn(model, None, stats, lambda: self.measure(model, t0, t1, include_held=False), t1 - t0,
                            self._metrics.host_cpu(t0, t1))
 
-    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures) -> bool:
+    def learn_edges(self, model: str, before: Edge, after: Edge, figures: Figures,
+                    p99_parts_ms: tuple[float, ...] = ()) -> bool:
         """Note the model's executions between two edges of a meter (the statistics API read at each: exact, not
-        the poller's whole seconds) with the twin, figures the window's; return whether there were enough."""
+        the poller's whole seconds) with the twin, figures the window's (p99_parts_ms: the clients' p99 of every
+        window its level was cut into, this one's among them); return whether there were enough."""
         if before.stats is None or after.stats is None:
             return False
-        return self._learn(model, before.stats, after.stats, lambda: figures, after.t - before.t, after.cpu_util)
+        return self._learn(model, before.stats, after.stats, lambda: figures, after.t - before.t, after.cpu_util,
+                           tuple(p99 * 1e3 for p99 in p99_parts_ms))
 
     def _learn(self, model: str, before: ModelStats | None, after: ModelStats, figures_of, window_s: float,
-               host_cpu: float | None = None) -> bool:
+               host_cpu: float | None = None, p99_parts_us: tuple[float, ...] = ()) -> bool:
         try:
             settings = settings_of(self._config.current(model))
         except ConfigError:
@@ -105,7 +108,8 @@ class TwinVerbs:
                 before, after, settings, overhead, window_s=window_s, client_rps=row.throughput_rps or None,
                 client_p99_us=row.p99_ms * 1e3 if row.p99_ms and overhead is not None else None,
                 server_us=simulated_us if overhead is not None else None,
-                open_loop=spec.mode != Mode.CLOSED if ours else None, host_cpu=host_cpu)
+                open_loop=spec.mode != Mode.CLOSED if ours else None, host_cpu=host_cpu,
+                p99_parts_us=p99_parts_us)
         except ValueError:  # no execution inside after all (a reset at its edge)
             return False
         if ours:  # the window's traffic, to see the twin reproduce it

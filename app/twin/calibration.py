@@ -88,6 +88,8 @@ class Window:
     # as the twin reproduced it (calibrate.reproduced); None: not known
     host_cpu: float | None = None  # the server host's CPU utilisation, 0-1, at the window's end (Triton's
     # nv_cpu_utilization over its last metrics interval); None: not reported
+    p99_parts_us: tuple[float, ...] = ()  # the clients' p99 of every window the probe's level was cut into (this
+    # one, the median, among them): how far a p99 at this rate moves from one window to the next; (): one window
 
     @property
     def outside_p99_us(self) -> float | None:
@@ -238,6 +240,23 @@ class Calibration:
         """Return the windows outside() reads for a loop of this kind: those of the same kind, else every one."""
         seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]
         return [w for w in seen if w.open_loop is open_loop] or seen
+
+    def tail_spread(self, open_loop: bool, rate_rps: float) -> tuple[float, float, str] | None:
+        """Return (low, high, why) where the host is the limit and the window of this kind of loop nearest the rate
+        was one of several cut from its level: the lowest and highest of their clients' p99s over the one noted —
+        how far a p99 at that load moved from one window to the next; None where the host is not the limit or no
+        such window was seen."""
+        if self.host_ceiling is None:
+            return None
+        cut = [w for w in self._outside_windows(open_loop) if len(w.p99_parts_us) > 1 and w.client_p99_us]
+        if not cut:
+            return None
+        w = min(cut, key=lambda w: abs(w.client_rps - rate_rps))
+        low, high = min(w.p99_parts_us), max(w.p99_parts_us)
+        return low / w.client_p99_us, high / w.client_p99_us, (
+            f"its clients' p99 at {w.client_rps:,.0f} req/s read {low / 1e3:.2f}-{high / 1e3:.2f} ms over "
+            f"{len(w.p99_parts_us)} windows of {w.seconds or 0:.1f} s (the twin takes the median, "
+            f"{w.client_p99_us / 1e3:.2f} ms)")
 
     def outside_reach(self, open_loop: bool) -> float | None:
         """Return the fastest rate (answers/s) at which the clients' tail was seen for a loop of this kind, where

@@ -64,9 +64,10 @@ class _Lab:
         self.meters = getattr(self, "meters", []) + [_Meter(self.p99s)]
         return self.meters[-1]
 
-    def learn_edges(self, model, start, end, figures) -> bool:
+    def learn_edges(self, model, start, end, figures, p99_parts_ms=()) -> bool:
         self.learnt += 1
         self.noted.append((start.t, end.t, figures.row("all").p99_ms))
+        self.parts = getattr(self, "parts", []) + [p99_parts_ms]
         return True
 
     def calibration(self, model):
@@ -107,6 +108,8 @@ def test_a_host_bound_model_gets_its_top_level_again_and_two_open_loops_at_share
     # the noted part is the one whose p99 it is: the first open level's first part, the second's last
     cut = lab.meters[0].cut
     assert len(cut) == 4 + 2 * 3 and lab.noted[-2] == cut[4] and lab.noted[-1] == cut[-1], (cut, lab.noted)
+    # every part's p99 goes with the one noted (how far the tail moved between them); a closed level has one window
+    assert lab.parts == [()] * 4 + [(4.0, 3.0, 5.0), (40.0, 6.0, 7.0)], lab.parts
 
 
 def test_the_median_part_is_the_middle_p99_and_a_part_without_one_counts_highest():

@@ -64,10 +64,11 @@ def test_learn_edges_takes_exactly_the_executions_between_two_reads(fake):
     now = time.time()
     figures = fake.measure("gpu_sim", now - 10, now - 1)
     before, after = Edge(100.0, None, _stats(40)), Edge(101.25, None, _stats(100, ms=15.0), cpu_util=0.93)
-    assert fake.learn_edges("gpu_sim", before, after, figures)
+    assert fake.learn_edges("gpu_sim", before, after, figures, p99_parts_ms=(4.0, 13.0, 52.0))
     window = fake.calibration("gpu_sim").windows[-1]
     assert window.seconds == 1.25 and window.batches[0][:2] == (8, 60), window
     assert window.host_cpu == 0.93, window  # the host's CPUs as the window's last edge read them
+    assert window.p99_parts_us == (4000.0, 13000.0, 52000.0), window  # the level's windows' p99s, in µs
     assert window.open_loop is False, window  # the lab's traffic to the model is a closed loop
     # 100 executions at 15 ms after 40 at 14: the 60 between took (1,500 - 560) ms, 15.67 ms each
     assert abs(window.batches[0][2] / 60 / 1e6 - (1500 - 560) / 60) < 1e-6, window.batches

@@ -179,6 +179,32 @@ def test_a_host_bound_prediction_carries_the_clients_tail_and_its_mean():
     assert abs(long.p50_ms.value - short.p50_ms.value) < 2.0, (long.p50_ms, short.p50_ms)
 
 
+def test_an_unsteady_tail_widens_the_p99_s_interval_as_far_as_the_windows_it_rests_on_moved():
+    """The open level nearest the rate was cut into three windows whose clients' p99 read 4, 13 (the median, noted)
+    and 52 ms: the p99's interval spans a third to four times its value and says why; windows within
+    HOST_P99_SPREAD of each other, or a level of one window, leave the interval as it was."""
+    settings, load = _settings(instances=1), Load.poisson(300.0, 5.0)
+    one = _tail_window(300.0, 2000.0, 13000.0, True)
+    unsteady = _host_bound(replace(one, p99_parts_us=(4000.0, 13000.0, 52000.0)))
+    assert unsteady.tail_spread(True, 300.0)[:2] == pytest.approx((4 / 13, 4.0)), unsteady.tail_spread(True, 300.0)
+    wide = predict(unsteady, settings, load, replications=2)
+    assert wide.p99_ms.low <= wide.p99_ms.value * 4 / 13 + 1e-9 and wide.p99_ms.high >= wide.p99_ms.value * 4 - 1e-9, \
+        wide.p99_ms
+    for c in wide.classes:
+        assert c.p99_ms.high >= c.p99_ms.value * 4 - 1e-9, c.p99_ms
+    said = [line for line in wide.lacks if line.startswith("an unsteady tail")]
+    assert len(said) == 1 and "read 4.00-52.00 ms over 3 windows" in said[0] and "13.00 ms" in said[0], wide.lacks
+    # the server did the same, and the value is the one the median window gives
+    plain = predict(_host_bound(one), settings, load, replications=2)
+    assert wide.p99_ms.value == plain.p99_ms.value and wide.throughput_rps == plain.throughput_rps
+    assert not any(line.startswith("an unsteady tail") for line in plain.lacks), plain.lacks
+    steady = predict(_host_bound(replace(one, p99_parts_us=(12000.0, 13000.0, 14000.0))), settings, load,
+                     replications=2)
+    assert steady.p99_ms == plain.p99_ms and steady.lacks == plain.lacks, (steady.p99_ms, plain.p99_ms)
+    # where the server is the limit there is no such spread to take
+    assert Calibration((replace(one, p99_parts_us=(4000.0, 13000.0, 52000.0)),)).tail_spread(True, 300.0) is None
+
+
 def test_a_ceiling_an_earlier_window_set_does_not_cap_what_a_faster_window_is_expected_to_do():
     """The expectation is what the executions allow: capped at an earlier window's 640 answers/s, a faster window
     that also fell short would look as if it had done more than expected, and the ceiling would stay at 640."""
