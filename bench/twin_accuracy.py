@@ -132,11 +132,11 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
 
 def _windows(calibration) -> list[dict]:
     """Return what the twin's prediction rests on: each calibration window's instances, loop, answers/s and the
-    clients' time outside the server (mean and p99, µs), what the twin expected of its traffic and how busy the
-    host's CPUs were."""
+    clients' time outside the server (mean and p99, µs), what the twin expected of its traffic, how busy the
+    host's CPUs were, and the clients' p99 of every window its level was cut into (µs)."""
     return [{"instances": w.instances, "open_loop": w.open_loop, "client_rps": w.client_rps,
              "expected_rps": w.expected_rps, "host_cpu": w.host_cpu, "outside_us": w.outside_us,
-             "outside_p99_us": w.outside_p99_us} for w in calibration.windows]
+             "outside_p99_us": w.outside_p99_us, "p99_parts_us": list(w.p99_parts_us)} for w in calibration.windows]
 
 
 def _error(predicted: float | None, measured: float | None) -> float | None:
