@@ -103,7 +103,7 @@ def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callabl
         # closed at 900 and 5,400), growing with the rate: two levels of an open loop show it.
         if ceiling is not None:
             state.levels += 1 + len(OPEN_SHARES)
-            # The ceiling again, over as long as an open level: one second of it varies by a fifth and more from one
+            # The ceiling again, over 2.25 s (AGAIN_LEVEL): one second of it varies by a fifth and more from one
             # probe to the next (mlp: 6,700-11,500 answers/s, where 5 s at 128-256 in flight got 6,000-9,100).
             if step(replace(spec, concurrency=steps[-1]), AGAIN_LEVEL * level_s,
                     f"{steps[-1]} in flight again: the host's ceiling"):

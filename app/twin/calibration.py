@@ -86,8 +86,8 @@ class Window:
     open_loop: bool | None = None  # the window's traffic: an open loop (True), a closed one (False), unknown (None)
     server_spread_us: float | None = None  # how far the server's p99 lies above its mean for the window's traffic,
     # as the twin reproduced it (calibrate.reproduced); None: not known
-    host_cpu: float | None = None  # the server host's CPU utilisation, 0-1, at the window's end (Triton's
-    # nv_cpu_utilization over its last metrics interval); None: not reported
+    host_cpu: float | None = None  # the server host's CPU utilisation, 0-1 (Triton's nv_cpu_utilization): at a
+    # meter's last edge, or the mean over the poller's seconds of the window; None: not reported
     p99_parts_us: tuple[float, ...] = ()  # the clients' p99 of every window the probe's level was cut into (this
     # one, the median, among them): how far a p99 at this rate moves from one window to the next; (): one window
 

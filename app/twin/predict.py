@@ -160,10 +160,10 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
         classes = [replace(c, p99_ms=c.p99_ms.widened(HOST_P99_SPREAD)) for c in classes]
     if tail is not None and (tail[0] < 1 / HOST_P99_SPREAD or tail[1] > HOST_P99_SPREAD):
         # The tail the prediction rests on moved further than that from one window to the next: the interval
-        # spans as far (text_len at 4,884 req/s: 2.5-75 ms over three windows of 1.5 s, 2026-12-07).
+        # spans as far (text_len at 4,700 req/s: its 1.5 s windows read 2.5-75 ms within a minute, 2026-12-07).
         figures["p99_ms"] = figures["p99_ms"].spanning(tail[0], tail[1])
         classes = [replace(c, p99_ms=c.p99_ms.spanning(tail[0], tail[1])) for c in classes]
-        beyond += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far either side",)
+        beyond += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far below and above",)
     if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
         # Something outside the model's execution answers no faster: every class loses the same share.
         scale = ceiling[0] / figures["throughput_rps"].value
