@@ -21,12 +21,13 @@ class _Meter:
     """Edges at the times waited for; each window's clients' p99 the next of p99s (1.0 once they run out)."""
 
     def __init__(self, p99s=()) -> None:
-        self.t, self.p99s, self.cut = 0.0, list(p99s), []
+        self.t, self.p99s, self.cut, self.calls = 0.0, list(p99s), [], []
 
     def wait_until(self, t, cancel=None) -> None:
         self.t = max(self.t, t)
 
     def edge(self):
+        self.calls.append("edge")
         return SimpleNamespace(t=self.t, stats=None)
 
     def discard_before(self, t) -> None:
@@ -35,6 +36,7 @@ class _Meter:
     def window(self, start, end):
         p99 = self.p99s.pop(0) if self.p99s else 1.0
         self.cut.append((start.t, end.t, p99))
+        self.calls.append("window")
         return SimpleNamespace(figures=lambda model: SimpleNamespace(row=lambda cls: SimpleNamespace(p99_ms=p99)))
 
     def close(self) -> None:
@@ -110,6 +112,9 @@ def test_a_host_bound_model_gets_its_top_level_again_and_two_open_loops_at_share
     assert len(cut) == 4 + 2 * 3 and lab.noted[-2] == cut[4] and lab.noted[-1] == cut[-1], (cut, lab.noted)
     # every part's p99 goes with the one noted (how far the tail moved between them); a closed level has one window
     assert lab.parts == [()] * 4 + [(4.0, 3.0, 5.0), (40.0, 6.0, 7.0)], lab.parts
+    # a level's parts are cut into figures only after its last edge: cutting takes the CPU the next part would measure
+    level = ["edge"] * (probe_module.OPEN_PARTS + 1) + ["window"] * probe_module.OPEN_PARTS
+    assert lab.meters[0].calls[-2 * len(level):] == level * 2, lab.meters[0].calls
 
 
 def test_the_median_part_is_the_middle_p99_and_a_part_without_one_counts_highest():
