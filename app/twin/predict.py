@@ -138,8 +138,8 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     if replications < 1:
         raise ValueError(f"replications must be at least 1, got {replications}")
     batcher = batcher_of(settings)
-    plain_runs, edge_runs, beyond, tail = _with_outside(calibration, load, seed,
-                                                        *_runs(calibration, batcher, load, seed, replications))
+    runs = _runs(calibration, batcher, load, seed, replications)
+    plain_runs, edge_runs, outside_lacks, tail = _with_outside(calibration, load, seed, *runs)
     plain, edges = [r.figures() for r in plain_runs], [r.figures() for r in edge_runs]
     pooled = Counter()
     for f in plain:
@@ -163,7 +163,7 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
         # spans as far (text_len at 4,700 req/s: its 1.5 s windows read 2.5-75 ms within a minute, 2026-12-07).
         figures["p99_ms"] = figures["p99_ms"].spanning(tail[0], tail[1])
         classes = [replace(c, p99_ms=c.p99_ms.spanning(tail[0], tail[1])) for c in classes]
-        beyond += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far below and above",)
+        outside_lacks += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far below and above",)
     if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
         # Something outside the model's execution answers no faster: every class loses the same share.
         scale = ceiling[0] / figures["throughput_rps"].value
@@ -172,7 +172,7 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
                                                       c.throughput_rps.high * scale)) for c in classes]
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
-                      lacks=calibration.lacks(formed, batcher.instances) + beyond,
+                      lacks=calibration.lacks(formed, batcher.instances) + outside_lacks,
                       replications=replications)
 
 
