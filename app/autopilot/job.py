@@ -19,6 +19,7 @@ from app.autopilot.twin_sizing import TwinSizer, SizingAnswer, lab_predictor
 from app.autopilot.forecast import ForecastClock, Outlook
 from app.autopilot.rules import ADD_GAP_S, KnobState, hold_s, reload_steps
 from app.config.edits import set_settings
+from app.config.ensembles import tuned_at_its_steps
 from app.config.errors import ConfigError
 from app.config.read import settings_of
 from app.config.settings import Kind, ModelSettings
@@ -112,11 +113,16 @@ class AutopilotJob:
         self._cancel = threading.Event()  # run()'s: the pause between a stepwise add's reloads ends on it
 
     def run(self, progress: Callable[[object], None], cancel: threading.Event) -> AutopilotResult:
-        """Steer the model until cancel, the duration's end or the autopilot's own stop; store it all."""
+        """Steer the model until cancel, the duration's end or the autopilot's own stop; store it all (ValueError,
+        nothing stored, for an ensemble: it has no instances or queue to steer)."""
         lab, model = self.lab, self.model
         self._cancel = cancel
         started = self._clock()
-        settings = settings_of(lab.served_config(model))
+        served = lab.served_config(model)
+        why = unsteerable(model, served)
+        if why:  # every change it could make would be refused: said before a study is stored
+            raise ValueError(why)
+        settings = settings_of(served)
         study_id = lab.add_study(Study(
             KIND, self.label, model, {"bounds": bounds_dict(self.bounds), "window_s": self.window_s,
                                       "period_s": self.period_s, "duration_s": self.duration_s,
@@ -246,6 +252,13 @@ class AutopilotJob:
             return None
         f = self.forecast.forecast
         return {"source": f.source, "lead_s": f.lead_s, "instance_rps": f.instance_rps, "span_s": f.span_s}
+
+
+def unsteerable(model: str, served) -> str:
+    """Return why the autopilot cannot steer a model serving this config, '' when it can: an ensemble's instances
+    and queues are its steps'."""
+    steps = tuned_at_its_steps(model, served)
+    return f"the autopilot steers a model's instances and queue delay; {steps}" if steps else ""
 
 
 def later_s(bounds: Bounds) -> float:

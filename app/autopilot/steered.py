@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from app.autopilot.pilot import Bounds
 from app.autopilot.forecast import Forecast, ForecastClock
-from app.autopilot.job import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult
+from app.autopilot.job import PERIOD_S, WINDOW_S, AutopilotJob, AutopilotResult, unsteerable
 from app.autopilot.rules import KnobState
 from app.config.read import settings_of
 from app.experiments.driving import StudyDriver
@@ -52,10 +52,15 @@ def play_steered(lab: StudyLab, model: str, bounds: Bounds, load: TraceLoad, sla
                  progress: Callable[[object], None] | None = None, forecast: Forecast | None = None) -> SteeredRun:
     """Play load's trace once on model while the autopilot steers it within bounds; return the run's score.
     forecast: a rate curve aligned to the playback's start (the played trace, or another day's), which the
-    autopilot sizes ahead of; None: it reacts to the windows alone."""
+    autopilot sizes ahead of; None: it reacts to the windows alone. ValueError, before the trace plays, for a model
+    the autopilot cannot steer (an ensemble)."""
     spec = load.spec(model, sla_ms, seed)
     cancel = cancel or threading.Event()
-    start_count = KnobState.of(settings_of(lab.served_config(model))).instances
+    served = lab.served_config(model)
+    why = unsteerable(model, served)
+    if why:  # before the trace plays
+        raise ValueError(why)
+    start_count = KnobState.of(settings_of(served)).instances
     begun = time.time()
 
     def started() -> float | None:  # the playback's own start (the generator's earlier runs say nothing)

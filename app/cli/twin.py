@@ -2,7 +2,9 @@
 [--rate 100,200 | --concurrency 8] ... — calibrate on a short probe of the live server, then print, as JSON, what
 each combination of knobs and loads would do: throughput, p50/p99, batch sizes and rejections, each with an
 interval, and what the calibration lacks. Nothing is applied; the probe sends traffic only (about 3 s a level).
-Exits 0 with the predictions, 2 when nothing could be predicted (the message on stderr)."""
+Exits 0 with the predictions, 2 when nothing could be predicted (the message on stderr): an ensemble (its steps
+have the queues), a scheduler the twin does not model (sequence batching), a knob the model cannot take, or a
+probe that saw too few executions."""
 from __future__ import annotations
 
 import dataclasses
@@ -28,6 +30,26 @@ def add_arguments(sub, common, numbers) -> None:
     p.add_argument("--probe-s", type=float, default=LEVEL_S, help="seconds each probe level is measured, after 0.3 s of its traffic (default 3)")
 
 
+def knobs_refused(args, served) -> str:
+    """Return why the twin cannot answer for this model or these knobs ('' when it can): an ensemble has no queue of
+    its own, and a knob the model cannot take (the sweep's offer, app.experiments.sweep.knob_offer) is refused
+    rather than predicted as if it were not given."""
+    from app.experiments.sweep.knob_offer import knob_offer  # noqa: PLC0415
+    from app.twin.batcher import unmodelled  # noqa: PLC0415
+
+    why = unmodelled(args.model, served)  # before a probe that could only end the same way
+    if why:
+        return why
+    offer = knob_offer(served)
+    if args.instances and not offer.instances:
+        return f"--instances: {offer.why}"
+    if args.max_batch_size and not offer.batch_sizes:
+        return f"--max-batch-size: {offer.why}"
+    if args.delay_us and not offer.batching(args.max_batch_size):
+        return f"--delay-us: {offer.why}"
+    return ""
+
+
 def run(args) -> int:
     """Probe the model on a headless lab, then predict every combination; print the JSON (and write --json)."""
     from app.cli.headless import cancel_on_signals, headless_lab  # noqa: PLC0415 - a server for `predict` only
@@ -38,6 +60,10 @@ def run(args) -> int:
     from app.twin.predict import predict, saturation  # noqa: PLC0415
 
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
+        refused = knobs_refused(args, lab.served_config(args.model))
+        if refused:
+            print(f"error: {refused}", file=sys.stderr)
+            return 2
         print(f"probing {args.model} on {where} ...", file=sys.stderr, flush=True)
         calibration = probe(lab, args.model, level_s=args.probe_s, cancel=cancel)
         if calibration is None:

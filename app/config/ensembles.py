@@ -21,6 +21,17 @@ def steps_of(config: ModelConfig) -> list[str]:
     return out
 
 
+def tuned_at_its_steps(model: str, config: ModelConfig) -> str:
+    """Return why a model's instances, batching and queue cannot be set on it, or '' when they can: an ensemble
+    has none of its own (Triton refuses an instance_group on one) — each request queues, is batched and runs at
+    each of its steps, on that step's instances. The one sentence the pages, the twin and the autopilot give."""
+    if not is_ensemble(config):
+        return ""
+    return (f"{model} is an ensemble: each request runs {' → '.join(steps_of(config)) or 'its steps'}, and each "
+            "step queues, batches and runs on its own instances — the ensemble has no instances, batcher or queue "
+            "of its own: tune a step instead")
+
+
 def ensembles_using(model: str, configs: dict[str, ModelConfig]) -> list[str]:
     """Return the ensembles (of name -> served config) that run `model` in one of their steps."""
     return sorted(name for name, config in configs.items() if is_ensemble(config) and model in steps_of(config))

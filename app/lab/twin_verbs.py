@@ -14,7 +14,7 @@ from app.config.settings import ModelSettings
 from app.metrics.statistics_api import ModelStats, stats_reset
 from app.timeline.figures import Figures
 from app.timeline.meter import Edge
-from app.twin.batcher import instance_count
+from app.twin.batcher import Unsupported, instance_count, unmodelled
 from app.twin.calibrate import calibrate_from_stats, reproduced
 from app.twin.calibration import Calibration
 from app.twin.from_spec import load_of
@@ -129,7 +129,14 @@ class TwinVerbs:
 
     def predict(self, model: str, settings: ModelSettings, load: Load | None = None) -> Prediction:
         """Return what the twin expects settings to do under load (default: the lab's traffic to the model);
-        ValueError when it has seen no execution of the model, or there is no traffic to predict for."""
+        ValueError when the model is an ensemble (its steps have the queues), the twin has seen no execution of it,
+        or there is no traffic to predict for."""
+        try:
+            why = unmodelled(model, self._config.current(model))
+        except ConfigError:  # the server cannot say now: the calibration below decides
+            why = ""
+        if why:
+            raise Unsupported(why)
         calibration = self.calibration(model)
         if calibration is None:
             raise ValueError(f"the twin has seen no execution of {model} yet: run traffic to it (or a probe) first")

@@ -4,6 +4,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.config.ensembles import tuned_at_its_steps
+from app.config.model_config import ModelConfig
+from app.config.read import settings_of
 from app.config.settings import ModelSettings, TimeoutAction
 
 
@@ -66,6 +69,20 @@ def _policy(policy) -> Policy:
 
 class Unsupported(ValueError):
     """A config the twin does not model; the message says what it lacks."""
+
+
+def unmodelled(model: str, config: ModelConfig) -> str:
+    """Return why the twin cannot answer for a model serving this config, '' when it can: an ensemble (its
+    requests queue at each step, each with its own batcher and instances) or sequence batching. The one sentence
+    the what-if, the predict command and a twin-ranked sweep give."""
+    steps = tuned_at_its_steps(model, config)
+    if steps:
+        return f"the twin models one model's queue, batcher and instances; {steps}"
+    try:
+        batcher_of(settings_of(config))
+    except Unsupported as exc:
+        return str(exc)
+    return ""
 
 
 def batcher_of(settings: ModelSettings) -> Batcher:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.config.ensembles import is_ensemble
 from app.config.model_config import ModelConfig
 
 
@@ -34,7 +35,7 @@ def knob_offer(config: ModelConfig | None) -> KnobOffer:
     """Return what a sweep may vary on a model serving config (None: not known, so everything is offered)."""
     if config is None:
         return KnobOffer()
-    if config.platform == "ensemble":
+    if is_ensemble(config):
         return KnobOffer(instances=False, batch_sizes=False, delays=False, delays_with_size=False,
                          why="an ensemble has no instances or queue of its own: sweep its steps instead")
     unbatched = config.max_batch_size <= 0

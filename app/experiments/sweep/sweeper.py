@@ -40,7 +40,7 @@ from app.experiments.probe import probe
 from app.experiments.sweep.search import AdaptiveSearch, GridSearch
 from app.experiments.sweep.twin_rank import TIE, Ranked, TwinSearch, kept, rank
 from app.experiments.sweep.space import CONCURRENCY, Choice, SearchSpace
-from app.twin.batcher import instance_count
+from app.twin.batcher import instance_count, unmodelled
 from app.store.database import DONE, FAILED, RUNNING, Experiment, Study, owner_tag
 from app.lab.ports import StudyLab
 from app.metrics.catalog import MIN_SAMPLES
@@ -312,7 +312,12 @@ class _Sweeper(StudyDriver):
 
     def _twin_choices(self, choices: list[Choice]) -> dict[str, float | None]:
         """Return the configurations the twin ranks highest, each with the load to start measuring it at; the rest
-        are skipped with the twin's reason (a probe of a few seconds first when it has not seen the model run)."""
+        are skipped with the twin's reason (a probe of a few seconds first when it has not seen the model run);
+        none, every configuration measured, for a model the twin does not model."""
+        why = unmodelled(self.model, self.base)
+        if why:
+            self._log(f"the twin does not rank this sweep: {why}. Every configuration is measured")
+            return {}
         calibration = self.lab.calibration(self.model)
         if calibration is None:
             self._log("the twin has not seen the model execute: a probe of a few seconds calibrates it first")

@@ -7,6 +7,7 @@ import streamlit as st
 
 from app.config.apply import config_version
 from app.config.edits import set_settings
+from app.config.ensembles import tuned_at_its_steps
 from app.config.errors import ConfigError
 from app.config.read import settings_of
 from app.config.settings import ModelSettings
@@ -109,7 +110,10 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
         st.error(str(exc))
         return
     version = config_version(text)  # what an Apply is built from: refused if another one lands first
-    new = knobs(old, f"{key}:{model}:{version}")
+    steps = tuned_at_its_steps(model, current)
+    if steps:  # knobs here could only be refused by Triton (an instance_group) or mean nothing (a queue)
+        st.caption(f"No knobs here: {steps} (the buttons above). Its config.pbtxt can still be edited below.")
+    new = old if steps else knobs(old, f"{key}:{model}:{version}")
     plan = None
     if new != old:  # nothing moved: nothing to propose (never a diff made of layout or of Triton's defaults)
         try:
@@ -125,7 +129,7 @@ def config_panel(lab: LabPort, model: str, key: str, knobs: Callable[[ModelSetti
                        "complete one — the config it serves now, with this change.")
         elif plan is not None and plan.canonical:
             st.caption("config.pbtxt could not be edited in place: Apply rewrites it in canonical form.")
-    prediction = whatif_panel(lab, model, old, new if plan is not None else None, key)
+    prediction = None if steps else whatif_panel(lab, model, old, new if plan is not None else None, key)
     for problem in lab.history_problems(model):
         st.warning(f"The config history of `{model}` has a version that cannot be read and is skipped: {problem}")
     blocked = lab.undo_blocked(model)

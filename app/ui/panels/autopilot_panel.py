@@ -9,7 +9,7 @@ import streamlit as st
 
 from app.autopilot.pilot import Bounds, BoundsError
 from app.autopilot.forecast import LEAD_S, ForecastError, traffic_forecast
-from app.autopilot.job import KIND, PERIOD_S, WINDOW_S, AutopilotJob
+from app.autopilot.job import KIND, PERIOD_S, WINDOW_S, AutopilotJob, unsteerable
 from app.config.read import settings_of
 from app.config.knobs import DELAYS_US, MAX_INSTANCES
 from app.lab.ports import LabPort
@@ -105,9 +105,14 @@ def _changes(changes: list) -> None:
 
 def _form(lab: LabPort, model: str, key: str) -> None:
     try:
-        settings = settings_of(lab.served_config(model))
+        config = lab.served_config(model)
+        settings = settings_of(config)
     except Exception as exc:  # noqa: BLE001 - the config panel says why; nothing to steer
         st.caption(f"Off — the model's config cannot be read: {literal(exc)}")
+        return
+    why = unsteerable(model, config)
+    if why:
+        st.caption(f"Off — {literal(why)} (the buttons above open each step's page).")
         return
     groups = settings.instance_groups
     count = groups[0].count if groups else 1

@@ -152,6 +152,13 @@ def test_an_ensemble_step_is_tuned_and_the_ensemble_keeps_serving(lab):
     lab.undo("pipe_offset")
 
 
+def test_the_twin_says_an_ensemble_queues_at_its_steps_rather_than_predict_it_as_one_model(lab):
+    """Read from the real server's config (platform "ensemble"): the twin, which models one model's queue, refuses
+    with the steps named — before it would have predicted the ensemble as one model with its steps in series."""
+    with pytest.raises(ValueError, match="pipeline is an ensemble: each request runs pipe_scale → pipe_offset"):
+        lab.predict("pipeline", settings_of(lab.served_config("pipeline")))
+
+
 def test_batching_asked_of_a_model_without_a_batch_dimension_is_refused_clearly(lab):
     before = file_of(lab, "two_inputs")
     with pytest.raises(ConfigValidationError, match="needs max_batch_size > 0"):

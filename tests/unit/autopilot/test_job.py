@@ -7,6 +7,8 @@ import threading
 import time
 from dataclasses import replace
 
+import pytest
+
 from app.autopilot.forecast import ForecastClock
 from app.autopilot.job import AutopilotJob, AutopilotProgress, gpu_room, later_s, replay
 from app.autopilot.pilot import APPLIED, Bounds, Decision, DecisionOutcome
@@ -212,3 +214,32 @@ def test_someone_elses_change_stops_it_says_why_and_keeps_the_study(fake):
     assert study.note.startswith("stopped: the config changed"), study.note
     assert any(m.text.startswith("autopilot stopped: the config changed") for m in fake.markers(MODEL))
     assert settings_of(fake.served_config(MODEL)).instance_groups[0].count == 3  # the operator's change stays
+
+
+def test_an_ensemble_is_refused_before_a_study_is_stored_or_a_trace_plays():
+    """An ensemble has no instances or queue of its own (Triton refuses an instance_group on one): every change the
+    autopilot could make would be refused, so it says so at the start, on the page's job and on a played trace."""
+    from app.autopilot.steered import play_steered  # noqa: PLC0415
+    from app.config.model_config import parse_config  # noqa: PLC0415
+    from tests.third_party import SOURCE  # noqa: PLC0415
+
+    lab = _StepLab(1)
+    lab.served = parse_config((SOURCE / "pipeline" / "config.pbtxt").read_text())
+    lab.add_study = lab.start_traffic = None  # called, they would fail the test: nothing may be stored or sent
+    words = "the autopilot steers a model's instances and queue delay; pipeline is an ensemble"
+    job = AutopilotJob(lab, "pipeline", Bounds(SLA, 1, 4, (), 4.0))
+    with pytest.raises(ValueError, match=words):
+        job.run(lambda progress: None, threading.Event())
+    with pytest.raises(ValueError, match=words):
+        play_steered(lab, "pipeline", Bounds(SLA, 1, 4, (), 4.0), _NoTrace(), SLA)
+    assert not lab.applied and not lab.marked
+
+
+class _NoTrace:
+    """A trace load whose spec is all play_steered reads before it checks the model."""
+
+    def spec(self, model, sla_ms, seed):
+        return None
+
+    def describe(self):
+        return "no trace"

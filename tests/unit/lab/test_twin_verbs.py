@@ -77,3 +77,26 @@ def test_learn_edges_takes_exactly_the_executions_between_two_reads(fake):
     # a reload between the reads zeroes the counters: the window is everything since (the 100 of after)
     assert fake.learn_edges("gpu_sim", Edge(100.0, None, _stats(300)), after, figures)
     assert fake.calibration("gpu_sim").windows[-1].batches[0][:2] == (8, 100), fake.calibration("gpu_sim").windows
+
+
+def test_an_ensemble_gets_the_reason_not_a_prediction_and_its_steps_still_get_one(tmp_path):
+    """An ensemble has no queue, batcher or instances of its own: its requests queue at each step. The twin, which
+    models one model's, says so where it would have predicted the ensemble as one model with the steps in series."""
+    from tests.fakes.fake_lab import FakeLab  # noqa: PLC0415
+    from tests.third_party import SOURCE  # noqa: PLC0415
+
+    for model in ("pipeline", "pipe_scale"):  # each on a lab of its own: a new one has a history to fill at once
+        lab = FakeLab(tmp_path / model, repo=SOURCE)
+        try:
+            lab.start_traffic(LoadSpec(mode=Mode.OPEN, rate=100.0, model=model, duration_s=None), ran_s=15)
+            assert lab.calibration(model) is not None  # it saw the executions: not why the ensemble is refused
+            settings = settings_of(lab.served_config(model))
+            if model == "pipeline":
+                with pytest.raises(ValueError, match="pipeline is an ensemble: each request runs pipe_scale → "
+                                                     "pipe_offset, and each step queues, batches and runs on its own"):
+                    lab.predict(model, settings)
+            else:
+                step = lab.predict(model, settings)
+                assert step.throughput_rps.low <= 105 and step.throughput_rps.high >= 90, step.throughput_rps
+        finally:
+            lab.close()

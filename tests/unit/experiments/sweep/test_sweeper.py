@@ -183,3 +183,19 @@ def test_a_round_of_remeasurements_removes_the_fewest_instances():
     # What serves now goes first (no reload), then the most instances; one count keeps the best-first order.
     assert order(i2) == ["i2-d5000@8", "i4-d5000@8", "i3-d5000@8", "i2-d2000@8"]
     assert order(None) == ["i4-d5000@8", "i3-d5000@8", "i2-d2000@8", "i2-d5000@8"]
+
+
+def test_a_twin_ranked_sweep_of_an_ensemble_measures_every_configuration_and_says_why(tmp_path):
+    """The twin models one model's queue: an ensemble's are its steps'. Asked to rank one, the sweep says so and
+    measures, as a sweep without the twin does, rather than start its search where a wrong model said."""
+    lab = metered(FakeLab(tmp_path / "lab", repo=SOURCE, models=("pipeline", "pipe_scale", "pipe_offset")))
+    try:
+        logs: list[str] = []
+        result = run_sweep(lab, space(model="pipeline", instances=(), include_default=True, loads=(2, 4)),
+                           options=dataclasses.replace(QUICK, twin_top=1), progress=lambda s: logs.extend(s.log))
+        assert result.status == DONE and [p.key for p in result.points] == ["start@2", "start@4"], result.note
+        said = " ".join(logs)
+        assert "the twin does not rank this sweep: the twin models one model's queue, batcher and instances; " \
+               "pipeline is an ensemble" in said, said
+    finally:
+        lab.close()

@@ -50,6 +50,24 @@ def test_an_ensemble_shows_its_steps_and_each_can_be_tuned(on_third_party):
     assert widget(at.selectbox, "Model").value == "pipe_offset"
 
 
+def test_an_ensemble_offers_no_knobs_no_prediction_and_no_autopilot_and_says_why(on_third_party):
+    """An ensemble has no instances, batcher or queue of its own (Triton refuses an instance_group on one): its page
+    offers no knob that could only be refused, no twin's prediction for one, no autopilot; its steps' pages do."""
+    count = "Instances (instance_group.count)"
+    at = on_model("lab_pages/instances.py", "pipeline")
+    said = " ".join(texts(at.caption))
+    assert "No knobs here: pipeline is an ensemble: each request runs pipe_scale → pipe_offset" in said, said
+    assert "Off — the autopilot steers a model's instances and queue delay; pipeline is an ensemble" in said, said
+    assert count not in labels(at.slider), labels(at.slider)
+    assert not any(e.label.startswith("What if") for e in at.expander), [e.label for e in at.expander]
+    assert not any("turn on the autopilot" in e.label for e in at.expander), [e.label for e in at.expander]
+    assert "Edit config.pbtxt" in [e.label for e in at.expander], [e.label for e in at.expander]  # the file is
+    ok(widget(at.button, "Tune pipe_scale").click().run())  # a step: every knob, the twin and the autopilot
+    assert count in labels(at.slider), labels(at.slider)
+    assert any(e.label.startswith("What if") for e in at.expander), [e.label for e in at.expander]
+    assert any("turn on the autopilot" in e.label for e in at.expander), [e.label for e in at.expander]
+
+
 def test_a_scenario_on_a_repository_without_the_labs_models_says_so_before_run(on_third_party):
     at = open_page("lab_pages/instances.py")
     info = " ".join(texts(at.info))
