@@ -122,11 +122,15 @@ class Meter:
 
     def edge(self) -> Edge:
         """Read the model's counters now; ServerGone when the server does not answer or lost the model."""
+        url = self.endpoint.metrics_url
         try:
-            text = self._fetch(self.endpoint.metrics_url)
-            stats = parse_stats(self._fetch(stats_url(self.endpoint.http_url, self.model)))
+            text = self._fetch(url)
+            url = stats_url(self.endpoint.http_url, self.model)
+            stats = parse_stats(self._fetch(url))
         except Exception as exc:  # noqa: BLE001 - any failure to read means no measurement
-            raise ServerGone(f"the server did not answer: {type(exc).__name__}: {exc}") from exc
+            where = (f"its metrics at {url} (TRITON_METRICS_URL names them for a server the lab did not start)"
+                     if url == self.endpoint.metrics_url else f"its statistics at {url}")
+            raise ServerGone(f"the server did not answer at {where}: {type(exc).__name__}: {exc}") from exc
         scrape = parse_metrics(text, self._clock())
         values = scrape.models.get(self.model)
         if values is None:

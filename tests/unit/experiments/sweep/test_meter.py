@@ -59,6 +59,30 @@ def test_an_edge_reads_the_host_s_cpus_beside_the_model_s_counters():
     assert meter(counters).edge().cpu_util is None
 
 
+def test_an_edge_that_cannot_be_read_names_the_address_that_did_not_answer():
+    """A server the lab did not start (TRITON_URL) has its metrics where TRITON_METRICS_URL says: a study that cannot
+    read them says which address failed and what names it, not only that 'the server did not answer'."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from app.timeline.meter import ServerGone  # noqa: PLC0415
+
+    def refused(down: str):
+        def fetch(url):
+            if down in url:
+                raise ConnectionRefusedError(111, "Connection refused")
+            return 'nv_inference_request_success{model="m",version="1"} 8\n' if "metrics" in url else "{}"
+        return Meter(FakeLoad(), SimpleNamespace(metrics_url="http://127.0.0.1:8002/metrics",
+                                                 http_url="http://127.0.0.1:8000"), "m", fetch=fetch)
+    with pytest.raises(ServerGone) as metrics:
+        refused("8002").edge()
+    said = str(metrics.value)
+    assert "at its metrics at http://127.0.0.1:8002/metrics (TRITON_METRICS_URL" in said and "refused" in said, said
+    with pytest.raises(ServerGone) as stats:
+        refused("8000").edge()
+    said = str(stats.value)
+    assert "at its statistics at http://127.0.0.1:8000/v2/models/m/stats" in said, said
+
+
 def test_windows_merge_and_survive_storage():
     b = Bucket()
     b.count_end(record(0, 0.01), True)
