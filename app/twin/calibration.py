@@ -236,6 +236,21 @@ class Calibration:
         return Outside.of(m, q, f"time outside the server from {which} clients at {rates} req/s: mean "
                                 f"{m / 1e3:.2f} ms, p99 {q / 1e3:.2f} ms")
 
+    def outside_mean(self, open_loop: bool, rate_rps: float) -> float:
+        """Return a request's mean time outside the server at this rate of answers where the server is the limit:
+        interpolated by answers per second between the windows of the same kind of loop (every window where fewer
+        than two are), held at the nearest beyond; client_overhead_us, the mean over the windows, where fewer than
+        two say. The clients' own time grows with the load — gpu_sim's probe saw 428, 644 and 2,039 µs at 134, 371
+        and 812 answers/s (1, 8 and 64 in flight), and its open loops 386-726 µs at 165 req/s and 803-826 µs at 480
+        — so the mean of the probe's levels put 0.6-1 ms too much on every request of a light load (2026-12-07)."""
+        mean = self.client_overhead_us or 0.0
+        seen = [w for w in self.windows if w.client_rps and w.outside_us is not None]
+        same = [w for w in seen if w.open_loop is open_loop]
+        points = sorted((w.client_rps, w.outside_us, w.outside_us) for w in (same if len(same) > 1 else seen))
+        if len(points) < 2:
+            return mean
+        return _interpolated(points, rate_rps)[0]
+
     def _outside_windows(self, open_loop: bool) -> list[Window]:
         """Return the windows outside() reads for a loop of this kind: those of the same kind, else every one."""
         seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]

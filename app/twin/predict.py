@@ -105,11 +105,16 @@ def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replication
 def _with_outside(cal: Calibration, load: Load, seed: int, plain: list[Run], edges: list[Run]):
     """Return the runs with the clients' own time where the host is the limit: spread and all, at the rate the host
     lets through (it adds to the latencies after the fact and changes nothing the server did), and what the
-    prediction lacks when that rate lies beyond what was seen; as they are where the server is the limit (the
-    outside time is its mean, as simulated)."""
-    if cal.host_ceiling is None:
-        return plain, edges, (), None
+    prediction lacks when that rate lies beyond what was seen. Where the server is the limit, an open loop's mean
+    outside time at its rate (Calibration.outside_mean), a closed loop's as simulated (the windows' mean)."""
     open_loop = load.kind != Arrivals.CLOSED
+    if cal.host_ceiling is None:
+        if not open_loop or not plain:  # a closed loop's clients sent at times its simulated outside time set
+            return plain, edges, (), None
+        # An open loop sends as it would anyway: its outside time at its own rate changes nothing the server did.
+        mean = cal.outside_mean(True, sum(r.throughput_rps() for r in plain) / len(plain))
+        return ([r.with_outside(mean, 0.0, 0) for r in plain], [r.with_outside(mean, 0.0, 0) for r in edges],
+                (), None)
     rate = min(cal.host_ceiling[0], sum(r.throughput_rps() for r in plain) / len(plain))
     outside = cal.outside(open_loop, rate)
     return ([r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)],

@@ -158,6 +158,27 @@ def test_a_host_bound_model_takes_the_outside_time_of_the_same_kind_of_loop_at_t
     assert any("closed loops only" in line for line in closed_only.lacks((8,), 1)), closed_only.lacks((8,), 1)
 
 
+def test_where_the_server_is_the_limit_an_open_loop_takes_the_outside_time_at_its_rate():
+    """gpu_sim's probe: 428, 644 and 2,039 µs outside the server at 134, 371 and 812 answers/s (1, 8, 64 in flight),
+    their mean 1,037. An open loop at 250 req/s takes 536 µs (between the two around it), one past the fastest the
+    fastest's; a closed loop keeps the mean its simulated clients sent with. With fewer than two windows, the mean."""
+    def w(rps: float, outside: float) -> Window:
+        return Window(1, ((8, 400, 400 * 6_900_000),), 3200, seconds=1.0, client_rps=rps, outside_us=outside,
+                      expected_rps=rps, open_loop=False)
+    cal = Calibration((w(134.0, 428.0), w(371.0, 644.0), w(812.0, 2039.0)), client_overhead_us=1037.0)
+    assert cal.host_ceiling is None
+    assert cal.outside_mean(True, 252.5) == pytest.approx(536.0)
+    assert cal.outside_mean(True, 2000.0) == 2039.0 and cal.outside_mean(True, 10.0) == 428.0
+    assert replace(cal, windows=cal.windows[:1]).outside_mean(True, 252.5) == 1037.0  # one window: the mean
+    settings = _settings(instances=1)
+    light, closed = Load.poisson(250.0, 4.0, warmup_s=0.5), Load.closed(1, 4.0, warmup_s=0.5)
+    at_rate = replace(cal, client_overhead_us=536.0)  # the mean set to what the rate gives
+    p50 = {(name, kind): predict(c, settings, load, replications=2).p50_ms.value
+           for name, c in (("windows", cal), ("at rate", at_rate)) for kind, load in (("open", light), ("closed", closed))}
+    assert abs(p50["windows", "open"] - p50["at rate", "open"]) < 0.05, p50  # the open loop: the time at its rate
+    assert p50["windows", "closed"] > p50["at rate", "closed"] + 0.3, p50  # the closed loop: the mean, 0.5 ms more
+
+
 def test_a_host_bound_prediction_carries_the_clients_tail_and_its_mean():
     """An open window whose clients saw a p99 of 13 ms over a server mean of 1 ms: the outside time alone has a
     p99 of 12 ms, so the prediction's is no less, where the mean alone put it at the server's p99 plus 2 ms."""
