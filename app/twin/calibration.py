@@ -217,7 +217,8 @@ class Calibration:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.
 
         Where the server is the limit, its mean over every window (client_overhead_us) and the same for every
-        request: the server's own queue and compute make the tail. Where the host is (host_ceiling), the clients'
+        request: the server's own queue and compute make the tail (an open loop's prediction takes the mean at its
+        rate instead, outside_mean). Where the host is (host_ceiling), the clients'
         own time varies more than anything the server does — a Python client on the server's CPUs, its event loop
         and the scheduler's slices — so its spread is taken from what the clients saw: the windows of the same kind
         of loop (an open loop's requests come in bursts a closed loop never sends: other windows only when none
