@@ -39,8 +39,9 @@ def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int],
 
     The twin holds the device for the share times the measured mean, so the share is of the measured time: over
     the cost model's time (launch, copies and compute, without the Python backend's own handling around them) it
-    was 0.49 for batches of 8 where the compute is 0.45 of what Triton measured, and two and three instances
-    answered 8-13 % more than the twin expected (run AD, 2026-12-07)."""
+    was 0.50 for batches of one where the compute is 0.47 of the 6,432 µs Triton measured (batches of four: 0.52
+    and 0.48 of 10,244 µs), and two and three instances answered 8-13 % more than the twin expected (runs AC and
+    AD, 2026-12-07)."""
     if GPU_SIM_KEY not in parameters or not executions:
         return None, ""
     cost = _gpu_sim_cost_model().from_parameters(dict(parameters))
