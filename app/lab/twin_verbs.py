@@ -131,20 +131,29 @@ class TwinVerbs:
         """Return what the twin expects settings to do under load (default: the lab's traffic to the model);
         ValueError when the model is an ensemble (its steps have the queues), the twin has seen no execution of it,
         or there is no traffic to predict for."""
-        try:
-            why = unmodelled(model, self._config.current(model))
-        except ConfigError:  # the server cannot say now: the calibration below decides
-            why = ""
-        if why:
-            raise Unsupported(why)
         calibration = self.calibration(model)
-        if calibration is None:
-            raise ValueError(f"the twin has seen no execution of {model} yet: run traffic to it (or a probe) first")
         load = load or self.twin_load(model)
-        if load is None:
+        if calibration is None or load is None:
+            self._modelled(model)  # an ensemble's reason comes first: traffic would not help
+            if calibration is None:
+                raise ValueError(f"the twin has seen no execution of {model} yet: run traffic to it (or a probe) first")
             raise ValueError(f"no traffic to predict for: start traffic to {model}, or give the load")
         key = (model, repr(settings), repr(load), self._twin.version)
-        return self._predictions.get(key, lambda: predict(calibration, settings, load, replications=REPLICATIONS))
+
+        def make() -> Prediction:  # the served config is read only when no prediction is kept: a page redraw, or
+            self._modelled(model)  # the autopilot sizing every few seconds, asks again without a request
+            return predict(calibration, settings, load, replications=REPLICATIONS)
+        return self._predictions.get(key, make)
+
+    def _modelled(self, model: str) -> None:
+        """Raise Unsupported, with the reason, for a model whose served config the twin does not model (an
+        ensemble, sequence batching); nothing when it does, or the server cannot say now."""
+        try:
+            why = unmodelled(model, self._config.current(model))
+        except ConfigError:
+            return
+        if why:
+            raise Unsupported(why)
 
     def note_prediction(self, model: str, prediction: Prediction) -> int | None:
         """Keep what the twin predicted for the change just applied to the model (its newest change): a stored

@@ -80,8 +80,8 @@ def calibrate_from_stats(before: ModelStats | None, after: ModelStats, settings:
     clients: the window's client_p99_us, server_us and open_loop, which give the spread of the clients' own time)."""
     window = window_of(before, after, instance_count(settings), window_s, client_rps, client_overhead_us, **clients)
     # one instance's times: with more, a measured execution holds the wait for the device too
-    alone = {size: ns for size, _, ns in window.batches} if window.instances == 1 else None
-    prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches}, alone)
+    measured = {size: ns for size, _, ns in window.batches} if window.instances == 1 else None
+    prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches}, measured)
     return Calibration((window,), client_overhead_us, prior, note, cv)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.config.ensembles import is_ensemble
+from app.config.ensembles import tuned_at_its_steps
 from app.config.model_config import ModelConfig
 
 
@@ -35,9 +35,9 @@ def knob_offer(config: ModelConfig | None) -> KnobOffer:
     """Return what a sweep may vary on a model serving config (None: not known, so everything is offered)."""
     if config is None:
         return KnobOffer()
-    if is_ensemble(config):
-        return KnobOffer(instances=False, batch_sizes=False, delays=False, delays_with_size=False,
-                         why="an ensemble has no instances or queue of its own: sweep its steps instead")
+    steps = tuned_at_its_steps(config.name or "this model", config)
+    if steps:
+        return KnobOffer(instances=False, batch_sizes=False, delays=False, delays_with_size=False, why=steps)
     unbatched = config.max_batch_size <= 0
     if config.HasField("sequence_batching"):
         return KnobOffer(delays=False, delays_with_size=False, size_is_contract=unbatched,
