@@ -1,11 +1,13 @@
 """The twin's fast path for requests that always run alone (max_batch_size 1 or no dynamic batching), open loop.
 
 Every request is its own execution, taken first come first served by the first instance free, so one pass over the
-arrivals with a heap of instance free times gives what the event loop would, at a fraction of its cost.
+arrivals with a heap of instance free times gives what the event loop would, at a fraction of its cost. A shared
+device goes to the executions in the order they ask for it, as in the event loop.
 """
 from __future__ import annotations
 
 import heapq
+from math import inf
 from random import Random
 
 import numpy as np
@@ -26,18 +28,41 @@ def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhe
     share, io = costs.share, costs.io_us[1] * 1e-6
     private, shared = (service * (1 - share) + io).tolist(), (service * share).tolist()
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)
-    free, device, replace = [0.0] * instances, 0.0, heapq.heapreplace
+    idle, device, push, pop = instances, 0.0, heapq.heappush, heapq.heappop
+    ends: list = []  # executions' ends
+    asking: list = []  # executions on their own part: when they ask for the device, its part, their index
+    begun: dict[int, float] = {}
     record = []
-    for i, arrival in enumerate(times.tolist()):
-        start = free[0] if free[0] > arrival else arrival
+
+    def grant() -> None:  # the device goes to the executions in the order they ask for it
+        nonlocal device
+        ready, part, i = pop(asking)
+        device = (device if device > ready else ready) + part
+        push(ends, device)
+        record.append((0, i, i + 1, begun.pop(i), device, 1))
+
+    for i, start in enumerate(times.tolist()):
+        while True:  # what happens before this request can start, in time order
+            ask = asking[0][0] if asking else inf
+            end = ends[0] if ends else inf
+            if ask <= end and (ask <= start or not idle):
+                grant()
+            elif end < ask and (end <= start or not idle):
+                start = start if start > end else end  # it waited for this instance
+                pop(ends)
+                idle += 1
+            else:
+                break
         if start > stop:
             break  # the run ends before this request starts; it and all later ones are unfinished
-        ready = start + private[i]
+        idle -= 1
+        begun[i] = start
         if share:
-            device = done = (device if device > ready else ready) + shared[i]
+            push(asking, (start + private[i], shared[i], i))
         else:
-            done = ready
-        replace(free, done)
-        record.append((0, i, i + 1, start, done, 1))
+            push(ends, start + private[i])
+            record.append((0, i, i + 1, start, start + private[i], 1))
+    while asking:  # executions still on their own part at the end: their ends lie past it
+        grant()
     executions = [(r[3], 1) for r in record]
     return assemble(load, [times.tolist()], [kinds.tolist()], record, [], executions, stop, overhead_us)

@@ -5,8 +5,10 @@ size is reached, the oldest request has waited max_queue_delay, or max_batch_siz
 preferred size may keep growing until an instance takes it. Without priority levels or queue policies Triton forms
 up to two batches per instance ahead (prefetch); with them, a batch forms only for an idle instance. With a delay,
 an instance that takes a batch merges the formed batches behind it whose oldest request has waited longer than the
-delay, while they fit max_batch_size (InstanceQueue::Dequeue); the one it stops at grows no more. Events are
-instance completions, delay expiries and the arrivals that can change a decision, never every arrival.
+delay, while they fit max_batch_size (InstanceQueue::Dequeue); the one it stops at grows no more. Where executions
+share a device (Costs.share), each runs its own part, then takes the device in the order the executions ask for it
+— a small batch started after a large one may be there first. Events are instance completions, requests for the
+device, delay expiries and the arrivals that can change a decision, never every arrival.
 """
 from __future__ import annotations
 
@@ -79,9 +81,19 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
     max_batch, max_pref, delay, slots = batcher.max_batch, batcher.max_preferred, batcher.delay_s, batcher.slots
     merge = batcher.batching and delay > 0 and max_batch > 1  # InstanceQueue::Dequeue's merge of queued batches
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)  # drain a little; what is left is unfinished
-    heap: list = []
+    heap: list = []  # executions' ends: done, order, runs
+    asking: list = []  # executions not yet at the device: when they ask for it, order, runs, start, size, its part
     free, waiting, curr, device, seq = batcher.instances, deque(), None, 0.0, 0
     record: list = []  # per run of requests: level, first, end, start, done, batch size
+
+    def grant(ask: tuple, device: float) -> float:
+        """Give the device to one execution after the ones that asked before it; return when it is free again."""
+        ready, order, runs, start, size, part = ask
+        done = (device if device > ready else ready) + part
+        push(heap, (done, order, runs))
+        for level, first, end in runs:
+            record.append((level, first, end, start, done, size))
+        return done
     executions: list = []  # per execution: start, size
     rejected_seen = 0
     inf, push, pop, exp, length = math.inf, heapq.heappush, heapq.heappop, math.exp, len
@@ -89,8 +101,14 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
     wake, need, target = (clients.at(1) if closed else merged[0] if merged else inf), 0, 0
     while True:
         now = heap[0][0] if heap and heap[0][0] < wake else wake
+        if asking and asking[0][0] < now:
+            now = asking[0][0]
         if now == inf or now > stop:
             break
+        while asking and asking[0][0] <= now:  # the device goes to the executions in the order they ask for it
+            device = grant(pop(asking), device)
+        if not (heap and heap[0][0] <= now) and now < wake:
+            continue  # only an execution asked for the device: the batcher sees no change
         while heap and heap[0][0] <= now:
             done, _, runs = pop(heap)
             free += 1
@@ -131,17 +149,16 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
                         draws, drawn = noise.standard_normal(4096).tolist(), 0
                     mean *= exp(sigmas[size] * draws[drawn] - sigmas[size] ** 2 / 2)
                     drawn += 1
-                if share:
-                    ready = now + mean * (1 - share) + ios[size]
-                    device = done = (device if device > ready else ready) + mean * share
+                if share:  # its own part first, then it asks for the device
+                    push(asking, (now + mean * (1 - share) + ios[size], seq, runs, now, size, mean * share))
                 else:
                     done = now + mean + ios[size]
-                push(heap, (done, seq, runs))
+                    push(heap, (done, seq, runs))
+                    for level, first, end in runs:
+                        record.append((level, first, end, now, done, size))
                 seq += 1
                 free -= 1
                 executions.append((now, size))
-                for level, first, end in runs:
-                    record.append((level, first, end, now, done, size))
             if curr is not None and curr[1]:
                 curr, target = None, 0  # a saturated batch grows no more: the batcher starts a new one
             if not (length(waiting) < slots or free > length(waiting)):
@@ -190,6 +207,8 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
                 wake = merged[index]
             if closed:
                 wake = min(wake, clients.at(need))
+    while asking:  # executions still on their own part at the end: their ends lie past it
+        device = grant(pop(asking), device)
     if simple:
         queue.seen[0] = seen
     return assemble(load, times, kinds, record, queue.rejected, executions, stop, overhead_us)

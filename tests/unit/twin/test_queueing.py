@@ -46,6 +46,21 @@ def test_event_loop_matches_the_fast_path_on_the_same_arrivals():
         assert fast == pytest.approx(event, rel=1e-9), f"seed {seed}: fast path {fast} vs event loop {event}"
 
 
+
+def test_the_device_goes_to_the_execution_that_asks_for_it_first():
+    """A short execution started after a long one, on another instance, reaches the shared device first and is not
+    held behind the long one's turn (gpu_sim's lock is taken when asked for, not when the execution began)."""
+    # A batch of 4 costs 10 ms (5 ms on its instance, then 5 on the device); one request alone 1 ms (0.5 + 0.5).
+    costs = Costs.table(lambda b: 1000.0 if b == 1 else 10000.0, 4, share=0.5)
+    batcher = Batcher(instances=2, max_batch=4, preferred=(4,), batching=True)
+    # Four at once make the long batch; one more, 1 ms later, runs alone on the other instance.
+    run = simulate(batcher, costs, Load.replay((0.0, 0.0, 0.0, 0.0, 0.001), 0.1), Random(1))
+    latency_ms = ((run.done - run.arrival) * 1e3).tolist()
+    assert latency_ms[4] == pytest.approx(1.0), f"the short execution took {latency_ms[4]:.3f} ms; alone it is 1 ms " \
+                                                "and it asked for the device 3.5 ms before the long one"
+    assert latency_ms[:4] == pytest.approx([10.0] * 4), f"the long batch: {latency_ms[:4]} ms"
+
+
 @pytest.mark.parametrize("instances", [1, 2, 4])
 def test_saturation_is_instances_over_service_time(instances):
     """Unbatched c instances with no shared device saturate at c / S (M/M/c-like capacity)."""
