@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 from app.paths import MODEL_REPOSITORY, state_dir
+from app.switches import switched_on
 from app.server.binary import library_dir, prepare_backends, server_binary
 from app.server.control_key import lock_flags, process_key
 from app.server.endpoint import Endpoint
@@ -291,8 +292,7 @@ SUMMARIES_VARIABLE = "TBL_SERVER_SUMMARIES"
 def metrics_flags(environ=None) -> tuple[str, ...]:
     """Return the /metrics flags of a server the lab starts: a scrape a second, and the latency summaries only when
     SUMMARIES_VARIABLE asks for them (Triton's default leaves them off too)."""
-    environ = os.environ if environ is None else environ
-    wanted = environ.get(SUMMARIES_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
+    wanted = switched_on(SUMMARIES_VARIABLE, environ)
     return ("--metrics-interval-ms=1000", *(("--metrics-config=summary_latencies=true",) if wanted else ()))
 
 

@@ -13,6 +13,7 @@ import streamlit as st
 from app.access.gate import (HOSTS_ENV, TOKEN_ENV, Access, Request, allowed_hosts, decide, is_loopback, needs_tls_warning,
                       parse_hosts, safe_shown, token_problem)
 from app.access.guess_limit import TokenExchange
+from app.switches import switched_on
 from app.ui.text import redacted
 
 log = logging.getLogger(__name__)
@@ -142,4 +143,4 @@ def _say_once(what: str, message: str) -> None:
 
 
 def _viewer() -> bool:
-    return os.environ.get("TBL_VIEWER", "").strip().lower() in ("1", "true", "yes", "on")
+    return switched_on("TBL_VIEWER")

@@ -15,7 +15,7 @@ from tests.helpers import parsed
 # layer of the longest name here that it is or lies under (app.lab.jobs is not app.lab's).
 LAYERS = (
     ("loadgen",),
-    ("app.paths", "app.text_limits", "app.access", "app.timeline.markers"),
+    ("app.paths", "app.switches", "app.text_limits", "app.access", "app.timeline.markers"),
     ("app.server", "app.traffic", "app.timeline.keeper", "app.lab.jobs"),  # the one job knows no study
     # a meter's windows are Figures
     ("app.config", "app.metrics", "app.timeline.sides", "app.timeline.figures", "app.timeline.meter"),
