@@ -134,6 +134,14 @@ class SizeCost:
     source: str  # measured | few executions | interpolated | extrapolated
 
 
+def unsteady_tail(w: Window) -> bool:
+    """Return whether a window cut from one level saw its clients' p99 move further than HOST_P99_SPREAD either way
+    of the one noted (text_len at 4,413 req/s: 11.1, 22.7 and 40.0 ms, 2026-12-07)."""
+    if len(w.p99_parts_us) < 2 or not w.client_p99_us:
+        return False
+    return min(w.p99_parts_us) < w.client_p99_us / HOST_P99_SPREAD or max(w.p99_parts_us) > w.client_p99_us * HOST_P99_SPREAD
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Evidence from statistics windows and the assumptions around it."""
@@ -213,7 +221,7 @@ class Calibration:
             f"its clients got {rate:,.0f} answers/s{over} where the twin, calibrated on those very executions, "
             f"expected {shown.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
 
-    def outside(self, open_loop: bool, rate_rps: float) -> Outside:
+    def outside(self, open_loop: bool, rate_rps: float, steady: bool = False) -> Outside:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.
 
         Where the server is the limit, its mean over every window (client_overhead_us) and the same for every
@@ -222,11 +230,14 @@ class Calibration:
         own time varies more than anything the server does — a Python client on the server's CPUs, its event loop
         and the scheduler's slices — so its spread is taken from what the clients saw: the windows of the same kind
         of loop (an open loop's requests come in bursts a closed loop never sends: other windows only when none
-        is), their outside mean and p99 interpolated at the rate, held at the nearest window beyond them."""
+        is), their outside mean and p99 interpolated at the rate, held at the nearest window beyond them. steady:
+        from the windows whose tail held still (unsteady_tail), where any did — the host without its stalls."""
         mean = self.client_overhead_us or 0.0
         if self.host_ceiling is None:
             return Outside(mean)
         same = self._outside_windows(open_loop)
+        if steady:
+            same = [w for w in same if not unsteady_tail(w)] or same
         if not same:
             return Outside(mean)
         points = sorted((w.client_rps, w.outside_us, w.outside_p99_us) for w in same)
@@ -256,6 +267,13 @@ class Calibration:
         """Return the windows outside() reads for a loop of this kind: those of the same kind, else every one."""
         seen = [w for w in self.windows if w.client_rps and w.outside_p99_us is not None]
         return [w for w in seen if w.open_loop is open_loop] or seen
+
+    def unsteady_windows(self, open_loop: bool) -> tuple[Window, ...]:
+        """Return the windows outside() reads for a loop of this kind whose tail moved from one part to the next
+        by more than HOST_P99_SPREAD, where the host is the limit (none where it is not)."""
+        if self.host_ceiling is None:
+            return ()
+        return tuple(w for w in self._outside_windows(open_loop) if unsteady_tail(w))
 
     def tail_spread(self, open_loop: bool, rate_rps: float) -> tuple[float, float, str] | None:
         """Return (low, high, why) where the host is the limit and the window of this kind of loop nearest the rate

@@ -226,6 +226,27 @@ def test_an_unsteady_tail_widens_the_p99_s_interval_as_far_as_the_windows_it_res
     assert Calibration((replace(one, p99_parts_us=(4000.0, 13000.0, 52000.0)),)).tail_spread(True, 300.0) is None
 
 
+
+def test_a_stall_in_one_level_lets_the_p99_s_interval_reach_down_to_what_the_steady_levels_give():
+    """The probe met the host in a stall at its faster open level (30, 60 and 100 ms in its three windows) and held
+    still at the slower one (2.0-2.4 ms): a prediction between them interpolates the stall, and its interval reaches
+    down to the p99 the steady level alone gives, saying why; the value stays the interpolation's."""
+    settings, load = _settings(instances=1), Load.poisson(450.0, 5.0)
+    calm = replace(_tail_window(300.0, 300.0, 2300.0, True), p99_parts_us=(2000.0, 2300.0, 2400.0))
+    stalled = replace(_tail_window(900.0, 1800.0, 60000.0, True), p99_parts_us=(30000.0, 60000.0, 100000.0))
+    both = _host_bound(calm, stalled)
+    assert both.unsteady_windows(True) == (stalled,), both.unsteady_windows(True)
+    seen = predict(both, settings, load, replications=2)
+    steady_only = predict(_host_bound(calm), settings, load, replications=2)
+    assert steady_only.p99_ms.value < seen.p99_ms.value, (steady_only.p99_ms, seen.p99_ms)
+    assert seen.p99_ms.low <= steady_only.p99_ms.value * 1.01, (seen.p99_ms, steady_only.p99_ms)
+    said = [line for line in seen.lacks if line.startswith("an unsteady tail")]
+    assert len(said) == 1 and "without the windows whose tail moved" in said[0] and "900 req/s" in said[0], seen.lacks
+    # The value is the interpolation's: the same as the calibration with the stalled level's parts not cut.
+    uncut = predict(_host_bound(calm, replace(stalled, p99_parts_us=())), settings, load, replications=2)
+    assert seen.p99_ms.value == uncut.p99_ms.value, (uncut.p99_ms, seen.p99_ms)
+    assert not any(line.startswith("an unsteady tail") for line in uncut.lacks), uncut.lacks
+
 def test_a_ceiling_an_earlier_window_set_does_not_cap_what_a_faster_window_is_expected_to_do():
     """The expectation is what the executions allow: capped at an earlier window's 640 answers/s, a faster window
     that also fell short would look as if it had done more than expected, and the ceiling would stay at 640."""
