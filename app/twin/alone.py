@@ -30,16 +30,15 @@ def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhe
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)
     idle, device, push, pop = instances, 0.0, heapq.heappush, heapq.heappop
     ends: list = []  # executions' ends
-    asking: list = []  # executions on their own part: when they ask for the device, its part, their index
-    begun: dict[int, float] = {}
+    asking: list = []  # executions on their own part: when they ask for the device, their index, start, its part
     record = []
 
     def grant() -> None:  # the device goes to the executions in the order they ask for it
         nonlocal device
-        ready, part, i = pop(asking)
+        ready, i, start, part = pop(asking)
         device = (device if device > ready else ready) + part
         push(ends, device)
-        record.append((0, i, i + 1, begun.pop(i), device, 1))
+        record.append((0, i, i + 1, start, device, 1))
 
     for i, start in enumerate(times.tolist()):
         while True:  # what happens before this request can start, in time order
@@ -56,9 +55,8 @@ def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhe
         if start > stop:
             break  # the run ends before this request starts; it and all later ones are unfinished
         idle -= 1
-        begun[i] = start
         if share:
-            push(asking, (start + private[i], shared[i], i))
+            push(asking, (start + private[i], i, start, shared[i]))
         else:
             push(ends, start + private[i])
             record.append((0, i, i + 1, start, start + private[i], 1))

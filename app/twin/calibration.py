@@ -134,12 +134,18 @@ class SizeCost:
     source: str  # measured | few executions | interpolated | extrapolated
 
 
+def beyond_spread(low: float, high: float) -> bool:
+    """Return whether a p99 that moved from low to high times the one taken moved further than HOST_P99_SPREAD
+    either way: more than a host-bound p99's interval already allows."""
+    return low < 1 / HOST_P99_SPREAD or high > HOST_P99_SPREAD
+
+
 def unsteady_tail(w: Window) -> bool:
     """Return whether a window cut from one level saw its clients' p99 move further than HOST_P99_SPREAD either way
     of the one noted (text_len at 4,413 req/s: 11.1, 22.7 and 40.0 ms, 2026-12-07)."""
     if len(w.p99_parts_us) < 2 or not w.client_p99_us:
         return False
-    return min(w.p99_parts_us) < w.client_p99_us / HOST_P99_SPREAD or max(w.p99_parts_us) > w.client_p99_us * HOST_P99_SPREAD
+    return beyond_spread(min(w.p99_parts_us) / w.client_p99_us, max(w.p99_parts_us) / w.client_p99_us)
 
 
 @dataclass(frozen=True)

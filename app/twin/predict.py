@@ -13,7 +13,7 @@ from random import Random
 
 from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
-from app.twin.calibration import HOST_P99_SPREAD, Calibration
+from app.twin.calibration import HOST_P99_SPREAD, Calibration, Outside, beyond_spread
 from app.twin.load import Arrivals, Load
 from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
@@ -119,11 +119,11 @@ def _with_outside(cal: Calibration, load: Load, seed: int, plain: list[Run], edg
     outside = cal.outside(open_loop, rate)
     runs = [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)]
     return (runs, [r.with_outside(outside.mean_us, outside.sigma, seed * 1_000_003) for r in edges],
-            _beyond_reach(cal, open_loop, rate), _calm_edge(cal, open_loop, rate, seed, plain, runs))
+            _beyond_reach(cal, open_loop, rate), _calm_edge(cal, open_loop, rate, seed, plain, runs, outside))
 
 
 def _calm_edge(cal: Calibration, open_loop: bool, rate: float, seed: int, plain: list[Run],
-               runs: list[Run]) -> tuple[float, float, str] | None:
+               runs: list[Run], outside: Outside) -> tuple[float, float, str] | None:
     """Return the p99's spread where the host is the limit (Calibration.tail_spread), reaching down as far as the
     p99 the windows whose tail held still give where a window the prediction may rest on did not: a probe that met
     the host in a stall puts its stall on every prediction it interpolates from (text_len, 2026-12-07, run AJ: 7.4 ms
@@ -131,12 +131,12 @@ def _calm_edge(cal: Calibration, open_loop: bool, rate: float, seed: int, plain:
     tail = cal.tail_spread(open_loop, rate)
     shaken = cal.unsteady_windows(open_loop)
     calm = cal.outside(open_loop, rate, steady=True) if shaken else None
-    if calm is None or not runs:
+    if calm is None or calm == outside or not runs:  # no level held still: nothing calmer to give
         return tail
     quiet = [r.with_outside(calm.mean_us, calm.sigma, seed * 1_000_003 + i) for i, r in enumerate(plain)]
     usual = sum(r.figures().p99_ms for r in runs) / len(runs)
     low = sum(r.figures().p99_ms for r in quiet) / len(quiet) / usual if usual > 0 else 1.0
-    if low >= (tail[0] if tail else 1 / HOST_P99_SPREAD):
+    if (low >= tail[0]) if tail else not beyond_spread(low, 1.0):  # no lower than the interval reaches already
         return tail
     levels = ", ".join(f"{w.client_rps:,.0f}" for w in shaken)
     calm_words = (f"without the windows whose tail moved by more than {HOST_P99_SPREAD:g}× (at {levels} req/s) the "
@@ -185,7 +185,7 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     if ceiling is not None:  # the clients' own time makes the tail: no surer than a measurement of it
         figures["p99_ms"] = figures["p99_ms"].widened(HOST_P99_SPREAD)
         classes = [replace(c, p99_ms=c.p99_ms.widened(HOST_P99_SPREAD)) for c in classes]
-    if tail is not None and (tail[0] < 1 / HOST_P99_SPREAD or tail[1] > HOST_P99_SPREAD):
+    if tail is not None and beyond_spread(tail[0], tail[1]):
         # The tail the prediction rests on moved further than that from one window to the next: the interval
         # spans as far (text_len at 4,700 req/s: its 1.5 s windows read 2.5-75 ms within a minute, 2026-12-07).
         figures["p99_ms"] = figures["p99_ms"].spanning(tail[0], tail[1])
