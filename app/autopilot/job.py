@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from app.autopilot.pilot import ADVISED, APPLIED, REFUSED, RESTARTED, Autopilot, Bounds, Decision, DecisionOutcome
-from app.autopilot.twin_sizing import TwinSizer, SizingAnswer, lab_predictor
+from app.autopilot.twin_sizing import TwinSizer, SizingAnswer, lab_load_words, lab_predictor
 from app.autopilot.forecast import ForecastClock, Outlook
 from app.autopilot.rules import ADD_GAP_S, KnobState, hold_s, reload_steps
 from app.config.edits import set_settings
@@ -38,6 +38,8 @@ PERIOD_S = 2.0  # a decision every 2 s; the dwell (Bounds.dwell_s) paces the cha
 STOPPED = "stopped"  # an interrupted study's note starts with this: the autopilot stopped itself
 HANDOVER_S = 0.15  # the load generator's records reach the lab within this (loadgen.run.FLUSH_S is 50 ms)
 KEEP = 2000  # recorded windows kept in a study: 2,000 × 2 s is over an hour
+ADVICE_MARK_S = 60.0  # the same advice gets a chart marker at most this often (each window's is in the study): one
+# every dwell drew 12 markers in 3 min over the charts it was meant to explain (2026-12-07)
 
 
 @dataclass
@@ -104,9 +106,11 @@ class AutopilotJob:
         self.lab, self.model, self.bounds = lab, model, bounds
         self.window_s, self.period_s, self.duration_s, self._clock = window_s, period_s, duration_s, clock
         self.advisory = advisory  # say what it would change and why, apply nothing
+        self._marked: tuple[str, float] | None = None  # the advice last marked on the charts, and when
         self.label = label or (f"autopilot {'advice ' if advisory else ''}on {model} (p99 ≤ {bounds.sla_p99_ms:g} ms)")
         # the twin sizes adds and holds give-backs ("will N instances hold the SLA at the rate expected?")
-        self.pilot = Autopilot(bounds, clock=clock, sizer=TwinSizer(lab_predictor(lab, model)) if twin else None)
+        self.pilot = Autopilot(bounds, clock=clock, sizer=TwinSizer(lab_predictor(lab, model), load_words=lab_load_words(lab, model))
+                               if twin else None)
         self.forecast = forecast  # None: it reacts to the windows alone
         self._since = since  # when the traffic it steers for began (None from it: not yet); windows start after it
         self.records: list[dict] = []  # every judged window of the run (what its study keeps)
@@ -192,7 +196,10 @@ class AutopilotJob:
         state.last, state.serving = decision, _serving(settings)
         records.append(record_of(figures, settings, decision, room, outlook))
         if decision.changes and self.advisory:  # shown and kept, not applied: the knobs served stay
-            lab.mark(model, KIND, f"autopilot advice (not applied): {decision.reason}")
+            advice = repr(sorted(decision.knobs.items()))
+            if self._marked is None or self._marked[0] != advice or now - self._marked[1] >= ADVICE_MARK_S:
+                lab.mark(model, KIND, f"autopilot advice (not applied): {decision.reason}")
+                self._marked = (advice, now)
             self.pilot.record(DecisionOutcome(ADVISED, t=now))
             records[-1]["advised"] = True
         elif decision.changes:

@@ -114,6 +114,7 @@ class Autopilot:
         """Forget the stop and every trend: the next window starts afresh (the log stays)."""
         self._stopped = ""
         self._changes: list[float] = []  # when each change served (when it was decided, until recorded)
+        self._advised = False  # the last entry of _changes was advice, not applied (advisory mode)
         self._last_up: float | None = None  # when the last tightening served, or the last window near the SLA ended
         self._last_down: float | None = None  # when the last step down served
         self._flaps = 0  # step downs that had to be undone: each doubles the hold before the next
@@ -176,11 +177,13 @@ class Autopilot:
             raise ValueError(f"record({outcome.kind}) without a decision that changed something: call decide() first")
         elif outcome.kind == ADVISED:  # not applied: the same advice waits a dwell, the knobs served stay expected
             self._changes[-1] = t
+            self._advised = True
         else:
             _, step, state = pending
             if outcome.instances is not None:
                 state = replace(state, instances=outcome.instances)
             self._changes[-1] = t  # the dwell counts from when the new config served
+            self._advised = False
             self._expected = state
             if step.tightens and not step.planned:
                 undone = self._last_down is not None and t - self._last_down < FLAP_DWELLS * self.bounds.dwell_s
@@ -293,7 +296,8 @@ class Autopilot:
         """Return why the pace rules hold a step back now ('' when they let it through)."""
         dwell = self.bounds.dwell_s
         if self._changes and now - self._changes[-1] < dwell:
-            return f"the last change was {now - self._changes[-1]:.0f} s ago; the dwell is {dwell:g} s"
+            last = "advice" if self._advised else "change"  # advisory mode changes nothing: its advice waits
+            return f"the last {last} was {now - self._changes[-1]:.0f} s ago; the dwell is {dwell:g} s"
         recent = [t for t in self._changes if now - t < 60.0]
         if len(recent) >= self.bounds.max_per_minute:
             return f"{len(recent)} changes in the last minute, at most {self.bounds.max_per_minute}"

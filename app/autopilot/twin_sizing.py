@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs
 from app.config.settings import ModelSettings
-from app.twin.load import Load
+from app.twin.load import Arrivals, Load
 from app.twin.predict import Prediction
 
 Predictor = Callable[[ModelSettings, float], Prediction]  # (settings, rate req/s) -> the twin's prediction
@@ -33,8 +33,10 @@ class SizingAnswer:
 class TwinSizer:
     """Ask the twin (predict(settings, rate)) which instance counts hold p99 under `share` × the SLA."""
 
-    def __init__(self, predictor: Predictor, share: float = 0.8) -> None:
+    def __init__(self, predictor: Predictor, share: float = 0.8,
+                 load_words: Callable[[float], str] | None = None) -> None:
         self.predictor, self.share = predictor, share
+        self.load_words = load_words or (lambda rate_rps: f"at {rate_rps:,.0f}/s")  # the load the answer is for
 
     def verdict(self, settings: ModelSettings, instances: int, rate_rps: float, sla_ms: float) -> SizingAnswer | None:
         """Return whether `instances` hold the SLA at rate_rps by the twin's pessimistic edge (None: it cannot say)."""
@@ -49,7 +51,7 @@ class TwinSizer:
             return None
         holds = high <= self.share * sla_ms
         return SizingAnswer(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
-                       f"instance{'s' if instances != 1 else ''} at {rate_rps:,.0f}/s ({p.confidence.split(':')[0]} "
+                       f"instance{'s' if instances != 1 else ''} {self.load_words(rate_rps)} ({p.confidence.split(':')[0]} "
                        "confidence)")
 
     def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int) -> SizingAnswer | None:
@@ -69,3 +71,18 @@ def lab_predictor(lab: StudyLab, model: str) -> Predictor:
         load = lab.twin_load(model, rate=rate_rps) or Load.poisson(rate_rps, 20.0, warmup_s=3.0)
         return lab.predict(model, settings, load)
     return predict
+
+
+def lab_load_words(lab: StudyLab, model: str) -> Callable[[float], str]:
+    """Return how an answer names the load it is for: the rate, or for the lab's closed loop its clients in flight
+    (the twin predicts that loop, whose rate follows the instances: "at 508/s" beside the what-if's figures for the
+    same loop read as another question, 2026-12-07)."""
+    def words(rate_rps: float) -> str:
+        try:
+            load = lab.twin_load(model, rate=rate_rps)
+        except ValueError:
+            load = None
+        if load is not None and load.kind == Arrivals.CLOSED:
+            return f"for the lab's closed loop of {load.concurrency} in flight (now {rate_rps:,.0f}/s)"
+        return f"at {rate_rps:,.0f}/s"
+    return words

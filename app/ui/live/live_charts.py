@@ -110,8 +110,12 @@ def _per_class(audience: bool = False) -> alt.LayerChart:
 SERVER_QUANTILES = ("p50_us", "p99_us")
 # where the server reports no quantile: Triton's latency summaries are off (its default, and the lab's: they cost the
 # server CPU on every request, app.server.embedded.SUMMARIES_VARIABLE), or no request came in the last minute
-SUMMARIES_OFF = ("server p50/p99: none reported (Triton's latency summaries are off by default; "
-                 "TBL_SERVER_SUMMARIES=1 turns them on in a server the lab starts, at a cost in its CPU per request)")
+# Two short lines: a subtitle wider than the chart makes Vega's autosize squash the plot to a sliver (the Latency
+# chart in a page's half-width column, 2026-12-07, where one line of 150 characters left it 30 px wide)
+SUBTITLE_CHARS = 64  # the longest subtitle line a half-width column holds beside its plot
+SUBTITLE_LINE_PX = 13  # each subtitle line makes its chart this much taller, so its plot is as tall as its neighbours'
+SUMMARIES_OFF = ("server p50/p99: none (Triton's latency summaries are off;",
+                 "TBL_SERVER_SUMMARIES=1 turns them on, at a CPU cost per request)")
 CLIENT_QUANTILES = ("p50_ms", "p99_ms")
 
 
@@ -218,13 +222,14 @@ def latency(metrics_rows, load_rows, markers, sla_ms: float | None = None, zoom:
     cap = spike_cap(values, sla_ms)
     reported = any(r["value"] is not None for r in server)
     subtitle = ["client: each second's requests (the authority)",
-                "server: 60 s sliding summary" if reported else SUMMARIES_OFF]
+                *(("server: 60 s sliding summary",) if reported else SUMMARIES_OFF)]
     spec = _spec("latency", zoom, markers, audience, idle_text, main=main, sla=_sla(sla_ms))
     lines = spec["layer"][0]["layer"][0]
     if cap is not None:
         subtitle.append(f"axis capped at {cap:,.0f} ms (a spike reached {max(values):,.0f} ms)")
         lines["encoding"]["y"]["scale"] = {"domain": [0, cap], "clamp": True}
     lines["title"] = {"text": "Latency", "subtitle": subtitle}
+    spec["height"] = HEIGHT + SUBTITLE_LINE_PX * len(subtitle)  # Vega fits the title's lines inside the height
     return spec
 
 

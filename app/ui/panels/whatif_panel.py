@@ -10,12 +10,14 @@ import streamlit as st
 from app.config.settings import ModelSettings
 from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
+from app.twin.batcher import Unsupported, batcher_of
 from app.twin.checks import SHOWN
 from app.twin.predict import Interval, Prediction
 from app.ui.access import can_operate
 from loadgen.stats import ALL
 
 LIVE_S = 20.0  # the live column's window, as the diagnosis's
+FRESH_S = 300.0  # a change this recent opens its predicted-against-measured table by itself
 KEYS = {"throughput_rps": "throughput_rps", "p50_ms": "p50_ms", "p99_ms": "p99_ms", "mean_batch": "avg_batch"}
 
 
@@ -30,11 +32,12 @@ def whatif_panel(lab: LabPort, model: str, served: ModelSettings, proposed: Mode
     machine that may have two cores. Closed, it still has the changes' predictions measured and stored."""
     box = st.expander("What if — the twin's prediction for these knobs", expanded=proposed is not None,
                       key=whatif_key(key, proposed is not None), on_change="rerun")
-    if not box.open:
-        lab.prediction_checks(model)  # measured once the change has shown, open or not
-        return None
-    with box:
-        return _panel(lab, model, served, proposed, key)
+    shown = None
+    if box.open:
+        with box:
+            shown = _panel(lab, model, served, proposed, key)
+    _checks(lab, model)  # measured once the change has shown, open or not; shown outside it, where Apply leaves you
+    return shown
 
 
 def whatif_key(key: str, proposed: bool) -> str:
@@ -58,16 +61,19 @@ def predicted_at_apply(lab: LabPort, model: str, settings: ModelSettings,
 
 def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSettings | None,
            key: str) -> Prediction | None:
+    try:  # a config the twin does not model: said before any traffic is asked for (sequence batching)
+        batcher_of(proposed or served)
+    except Unsupported as exc:
+        st.caption(f"No prediction: {exc}. Apply measures it: the Live figures below show what the change does.")
+        return None
     try:
         load = lab.twin_load(model)
     except ValueError as exc:  # traffic the twin does not model (sequences)
         st.caption(f"No prediction: {exc}.")
-        _checks(lab, model)
         return None
     if load is None:
         st.caption(f"The twin predicts for the traffic the lab sends: start traffic to `{model}` and it shows what "
                    "these knobs would do to it, before you apply them.")
-        _checks(lab, model)
         return None
     try:
         now = lab.predict(model, served, load)
@@ -75,18 +81,22 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
     except ValueError as exc:  # no execution seen yet, or a scheduler or load the twin does not model
         st.caption(f"No prediction: {exc}.")
         _probe_button(lab, model, key)
-        _checks(lab, model)
+        if lab.calibration(model) is None:
+            _until_calibrated(lab, model)
         return None
     t = time.time()
     live = lab.measure(model, t - LIVE_S, t)
     rows = []
     for name in SHOWN:
-        row = {"figure": label(KEYS[name]), f"live (last {LIVE_S:.0f} s)": _live(live, name),
-               "predicted, as served": _interval(name, getattr(now, name))}
-        if then is not None:
+        row = {"figure": label(KEYS[name])}
+        if then is not None:  # first: what the page is for, visible in a half-width column
             row["predicted, these knobs"] = _interval(name, getattr(then, name))
+        row.update({f"live (last {LIVE_S:.0f} s)": _live(live, name),
+                    "predicted, as served": _interval(name, getattr(now, name))})
         rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    _table(rows)
+    if len(now.classes) > 1:  # priority levels and queue policies act per class: each one's tail and refusals
+        _table(_class_rows(live, now, then))
     sure = (then or now).confidence
     st.caption(f"The twin: a discrete-event model of Triton's batcher and instances, calibrated on what this server "
                f"reported ({sure}). Intervals span its seeds and what the calibration allows; the live column is "
@@ -96,8 +106,42 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
         with st.popover("What it lacks"):
             st.markdown("\n".join(f"- {line}" for line in lacks))
     _probe_button(lab, model, key)
-    _checks(lab, model)
     return then
+
+
+@st.fragment(run_every=3.0)
+def _until_calibrated(lab: LabPort, model: str) -> None:
+    """Draw the page again once the twin has learnt from the traffic running: "seen no execution yet" stayed on
+    screen beside 547 req/s until something else redrew the page (2026-12-07)."""
+    if lab.calibration(model) is not None:
+        st.rerun(scope="app")
+
+
+def _table(rows: list[dict]) -> None:
+    """Show rows as a static table: its cells wrap, so every column shows in a page's half-width column, where a
+    data frame's fourth column sat past its right edge behind a scroll bar nobody saw (2026-12-07)."""
+    st.table(pd.DataFrame(rows), hide_index=True)
+
+
+def _class_rows(live, now: Prediction, then: Prediction | None) -> list[dict]:
+    """Return a row per traffic class: its p99 (and share rejected) predicted for the knobs as set, live and as
+    served — the figures a priority level or a queue policy moves, which the whole model's hide."""
+    # the shares rejected only where a prediction rejects any: a column of 0 % beside each would crowd the tails out
+    refused = any(c.rejected_share.value > 0 for p in (now, then) if p is not None for c in p.classes)
+    rows = []
+    for i, c in enumerate(now.classes):
+        row = {"class (priority)": f"{c.name} ({c.priority})"}
+        if then is not None:
+            row["p99 ms, these knobs"] = _interval("p99_ms", then.classes[i].p99_ms)
+            if refused:
+                row["rejected, these knobs"] = f"{then.classes[i].rejected_share.value:.0%}"
+        measured = live.row(c.name)
+        row[f"p99 ms, live ({LIVE_S:.0f} s)"] = fmt("p99_ms", measured.p99_ms, unit=False)
+        row["p99 ms, as served"] = _interval("p99_ms", c.p99_ms)
+        if refused:
+            row["rejected, as served"] = f"{c.rejected_share.value:.0%}"
+        rows.append(row)
+    return rows
 
 
 def _live(figures, name: str) -> str:
@@ -129,14 +173,19 @@ def _checks(lab: LabPort, model: str) -> None:
     checks = lab.prediction_checks(model)
     if not checks:
         return
-    rows = []
-    for c in checks:
-        for name in ("throughput_rps", "p99_ms"):
-            measured = (c.measured or {}).get(name)
-            error = c.error(name)
-            rows.append({"change": c.change, "figure": label(KEYS[name]), "predicted": _interval(name, c.interval(name)),
-                         "measured (10 s after)": fmt(KEYS[name], measured, unit=False) if c.measured else "waiting…",
-                         "error": "—" if error is None else f"{error:+.0%}",
-                         "inside": "" if c.inside(name) is None else ("yes" if c.inside(name) else "no")})
-    st.markdown("**Predicted before the change, measured after it**")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    # Open by itself while the newest change is fresh (its own key: an earlier change's closed state does not hide it)
+    fresh = time.time() - checks[0].t < FRESH_S
+    with st.expander(f"Predicted before the change, measured after it ({checks[0].change})", expanded=fresh,
+                     key=f"{model}:checks:{checks[0].run_id}"):
+        for c in checks:  # newest first, a table each: five columns fit a half-width column, six did not
+            st.caption(f"{time.strftime('%H:%M:%S', time.localtime(c.t))} · {c.change}")
+            rows = []
+            for name in ("throughput_rps", "p99_ms"):
+                measured = (c.measured or {}).get(name)
+                error = c.error(name)
+                rows.append({"figure": label(KEYS[name]), "predicted": _interval(name, c.interval(name)),
+                             "measured (10 s after)": fmt(KEYS[name], measured, unit=False) if c.measured
+                             else "waiting…",
+                             "error": "—" if error is None else f"{error:+.0%}",
+                             "inside": "" if c.inside(name) is None else ("yes" if c.inside(name) else "no")})
+            _table(rows)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import pandas as pd
@@ -47,7 +48,8 @@ def traffic_panel(lab: LabPort, model: str, key: str, preset: TrafficForm, confi
         traffic_status(lab, running)
         return
     k = f"{key}:traffic"
-    fk = f"{k}:{lab.traffic().runs}"  # a new run (from any page or session) redraws the form from its spec
+    runs = lab.traffic().runs
+    fk = f"{k}:{runs}"  # a new run (from any page or session) redraws the form from its spec
     here = running and snap.spec is not None and model in load_targets(snap.spec)
     start = form_from_spec(snap.spec, replace(preset, model=model)) if here else replace(preset, model=model)
     form = _form(start, fk, config)
@@ -65,7 +67,7 @@ def traffic_panel(lab: LabPort, model: str, key: str, preset: TrafficForm, confi
     if b3.button("Stop traffic", disabled=not running, key=f"{k}:stop", width="stretch"):
         lab.stop_traffic()
         st.rerun()
-    traffic_status(lab, running)
+    traffic_status(lab, running, drawn_runs=runs)
 
 
 def _form(form: TrafficForm, k: str, config: ModelConfig | None = None) -> TrafficForm:
@@ -134,21 +136,34 @@ def _common(form: TrafficForm, k: str, traced: bool = False) -> dict:
                                           else None)}
 
 
-def traffic_status(lab: LabPort, drawn_running: bool, controls: bool = True) -> None:
-    """What runs now, refreshed; the page redraws when a run starts or ends by itself (controls: the reset)."""
-    _status(lab, drawn_running, controls)
+def traffic_status(lab: LabPort, drawn_running: bool, controls: bool = True, drawn_runs: int | None = None) -> None:
+    """What runs now, refreshed; the page redraws when a run starts or ends by itself, or (drawn_runs: the run the
+    form was drawn from) another run took its place once no job is running (controls: the reset)."""
+    _status(lab, drawn_running, controls, drawn_runs)
 
 
 STATUS_S = 10  # the status table's window
 
 
+def redraw_needed(drawn_running: bool, drawn_runs: int | None, running: bool, runs: int,
+                  job_running: Callable[[], bool]) -> bool:
+    """Return whether the page must be drawn again for its buttons and form to follow the traffic: a run ended or
+    started by itself, or another run took the place of the one the form was drawn from once no job is running (a
+    probe's levels ran and the traffic before them runs again: the form kept the last level's 1 in flight,
+    2026-12-07; while a job runs, each of its runs would redraw the page)."""
+    if running != drawn_running:
+        return True
+    return drawn_runs is not None and runs != drawn_runs and not job_running()
+
+
 @st.fragment(run_every=3.0)
-def _status(lab: LabPort, drawn_running: bool, controls: bool = True) -> None:
+def _status(lab: LabPort, drawn_running: bool, controls: bool = True, drawn_runs: int | None = None) -> None:
     if lab.server_facts().locust_url:
         locust_status(lab.server_facts().locust_url)
     snap = lab.traffic_snapshot(window_s=0)
-    if lab.traffic().running != drawn_running:
-        st.rerun(scope="app")  # buttons and form follow a run that ended (or started elsewhere)
+    traffic = lab.traffic()
+    if redraw_needed(drawn_running, drawn_runs, traffic.running, traffic.runs, lab.job_running):
+        st.rerun(scope="app")
     if snap.spec is None:
         st.caption("No traffic has run yet.")
         return

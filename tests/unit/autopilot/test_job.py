@@ -243,3 +243,28 @@ class _NoTrace:
 
     def describe(self):
         return "no trace"
+
+
+class _HotLab(_StepLab):
+    """A model whose every window is over the SLA, with arrivals outrunning what it serves."""
+
+    def measure(self, model, t0, t1, include_held=True):
+        return fig(3 * SLA, t1 - T0, seconds=t1 - t0, offered=330, served=100)
+
+
+def test_standing_advice_is_marked_once_a_minute_not_every_dwell_and_kept_every_window():
+    lab = _HotLab(1)
+    now = [T0 + 8]
+    job = AutopilotJob(lab, MODEL, Bounds(SLA, 1, 4, (), 4.0), window_s=3.0, clock=lambda: now[0],
+                       advisory=True, twin=False)
+    state = AutopilotProgress(1, MODEL, job.bounds, T0)
+    advised = 0
+    for _ in range(24):  # two minutes, a window every 5 s: past the 4 s dwell each time
+        d = job._once(now[0], T0, job.records, state)
+        advised += bool(d is not None and d.changes)
+        now[0] += 5.0
+    assert not lab.applied  # advice applies nothing
+    # the pace rules count advice as they count changes (max_per_minute)
+    assert advised >= 6 and sum(bool(r.get("advised")) for r in job.records) == advised, advised
+    # the same advice: a marker when first given and again a minute later, not one per dwell
+    assert 2 <= len(lab.marked) <= 3 and all(m.startswith("autopilot advice") for m in lab.marked), lab.marked

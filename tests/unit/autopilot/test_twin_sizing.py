@@ -86,7 +86,34 @@ def test_advice_keeps_the_knobs_served_and_waits_a_dwell_before_the_same_advice(
     clock[0] = 108.0  # within the dwell: nothing asked again, and the unchanged knobs are no one else's change
     again = pilot.decide(_window(108.0, 60.0, 330.0, 100.0), _settings(1), 108.0)
     assert not again.changes and not pilot.stopped, again.reason
+    # held by its own advice, and says so: nothing was changed
+    assert "the last advice was 8 s ago" in again.reason and "change was" not in again.reason, again.reason
     clock[0] = 115.0
     later = pilot.decide(_window(115.0, 60.0, 330.0, 100.0), _settings(1), 115.0)
     assert later.changes and not pilot.stopped, later.reason
     pilot.record(DecisionOutcome(APPLIED, t=115.0))
+
+
+class _LoadLab:
+    """A lab whose traffic to the model is the load given (None: none)."""
+
+    def __init__(self, load) -> None:
+        self.load = load
+
+    def twin_load(self, model: str, rate: float | None = None, concurrency: int | None = None):
+        return self.load
+
+
+def test_an_answer_names_the_load_it_is_for_a_closed_loops_clients_not_a_rate():
+    from app.autopilot.twin_sizing import lab_load_words
+    from app.twin.load import Load
+
+    sizer = TwinSizer(_predictor(100.0), load_words=lab_load_words(_LoadLab(Load.closed(16, 20.0)), "m"))
+    answer = sizer.verdict(_settings(1), 2, 80.0, SLA_MS)
+    # the twin predicted the lab's loop of 16 clients, whose rate follows the instances: not "at 80/s"
+    assert "closed loop of 16 in flight" in answer.words and "at 80/s" not in answer.words, answer.words
+    sizer = TwinSizer(_predictor(100.0), load_words=lab_load_words(_LoadLab(Load.poisson(80.0, 20.0)), "m"))
+    assert "at 80/s" in sizer.verdict(_settings(1), 2, 80.0, SLA_MS).words
+    assert "at 80/s" in TwinSizer(_predictor(100.0)).verdict(_settings(1), 2, 80.0, SLA_MS).words
+    sizer = TwinSizer(_predictor(100.0), load_words=lab_load_words(_LoadLab(None), "m"))  # traffic from elsewhere
+    assert "at 80/s" in sizer.verdict(_settings(1), 2, 80.0, SLA_MS).words

@@ -80,5 +80,10 @@ def test_the_latency_chart_says_when_the_server_reports_no_quantile():
     load = [{"t": 1000.0 + i, "cls": "all", "p50_ms": 5.0, "p99_ms": 9.0, "latency_n": 100} for i in range(10)]
     off = latency([{"t": 1000.0 + i, "p50_us": None, "p99_us": None} for i in range(10)], load, [])
     on = latency([{"t": 1000.0 + i, "p50_us": 4000.0, "p99_us": 8000.0} for i in range(10)], load, [])
-    assert charts.SUMMARIES_OFF in str(off) and "60 s sliding summary" not in str(off)
-    assert "60 s sliding summary" in str(on) and charts.SUMMARIES_OFF not in str(on)
+    assert all(line in str(off) for line in charts.SUMMARIES_OFF) and "60 s sliding summary" not in str(off)
+    assert "60 s sliding summary" in str(on) and not any(line in str(on) for line in charts.SUMMARIES_OFF)
+    spiked = load + [{"t": 1011.0, "cls": "all", "p50_ms": 5.0, "p99_ms": 9000.0, "latency_n": 100}]
+    for spec in (off, on, latency([], spiked, [], sla_ms=50.0)):
+        lines = spec["layer"][0]["layer"][0]["title"]["subtitle"]
+        # a line wider than the half-width column squashes the plot (Vega's autosize fits title and plot together)
+        assert all(len(line) <= charts.SUBTITLE_CHARS for line in lines), lines

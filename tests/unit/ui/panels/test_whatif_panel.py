@@ -10,7 +10,7 @@ PAGE = "lab_pages/dynamic_batching.py"
 
 
 def panel_tables(at) -> list:
-    return [df.value for df in at.dataframe if "figure" in df.value.columns]
+    return [t.value for t in at.table if "figure" in t.value.columns]
 
 
 def opened(at, key: str = "dynamic"):
@@ -37,16 +37,26 @@ def test_with_traffic_it_predicts_what_serves_and_the_knobs_as_set_beside_the_li
     assert all("[" in cell and "–" in cell for cell in table["predicted, as served"]), table  # value [low–high]
     widget(at.select_slider, "max_queue_delay_microseconds").set_value(2000).run()
     (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
-    assert "predicted, these knobs" in table.columns, table.columns
+    # what the moved knobs would do comes first, beside its figure: a half-width column shows it without scrolling
+    assert list(table.columns)[:2] == ["figure", "predicted, these knobs"], table.columns
     ok(at.button(key="dynamic:apply").click().run())
-    at = opened(at)  # the knobs are as served again: the panel is the closed one until opened
+    # the knobs are as served again, What if closed; the prediction beside its measurement shows where Apply left
+    # the user, open by itself while the change is fresh
+    assert not [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    (box,) = [e for e in at.expander if e.label.startswith("Predicted before the change, measured after it")]
+    assert box.proto.expanded, box.label
     (checks,) = [t for t in panel_tables(at) if "measured (10 s after)" in t.columns]
-    assert set(checks["change"]) == {"max_queue_delay_us 500→2000"} or len(checks) == 2, checks
+    assert list(checks["figure"]) == ["client ok throughput (req/s)", "client p99 (ms)"], checks
+    assert any(t.endswith("· max_queue_delay_us 500→2000") for t in texts(at.caption)), texts(at.caption)
     assert set(checks["measured (10 s after)"]) == {"waiting…"}, checks  # the change has not shown for 10 s yet
     assert len(on_fake.prediction_checks("gpu_sim")) == 1
 
 
 def test_a_stateful_model_gets_the_reason_the_twin_gives_none(on_fake):
+    # before any traffic: no promise of a prediction once traffic runs (the twin does not model sequence batching)
+    at = opened(open_page("lab_pages/sequence_batching.py"), "sequence")
+    assert any("No prediction: " in t and "sequence batching" in t for t in texts(at.caption)), texts(at.caption)
+    assert not any("start traffic" in t for t in texts(at.caption)), texts(at.caption)
     on_fake.start_traffic(build_spec(TrafficForm(model="stream_acc", sequences=4, sequence_length=10)), ran_s=20)
     at = opened(open_page("lab_pages/sequence_batching.py"), "sequence")
     assert any("No prediction: " in t and "sequence" in t for t in texts(at.caption)), texts(at.caption)
@@ -64,3 +74,18 @@ def test_closed_it_runs_no_twin_yet_an_apply_keeps_the_twins_prediction_and_its_
     (check,) = on_fake.prediction_checks("gpu_sim")  # predicted at the click, before the change
     assert check.change == "max_queue_delay_us 500→2000" and check.measured is None, check
     assert check.interval("throughput_rps").value > 0, check.predicted
+
+
+def test_with_two_classes_it_predicts_each_ones_tail_and_refusals_beside_its_live_tail(on_fake):
+    on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150, mix="interactive + batch")),
+                          ran_s=20)
+    at = opened(open_page("lab_pages/priority.py"), "priority")
+    (table,) = [t.value for t in at.table if "class (priority)" in t.value.columns]
+    assert list(table["class (priority)"]) == ["interactive (1)", "batch (2)"], table
+    assert {"p99 ms, live (20 s)", "p99 ms, as served"} <= set(table.columns), table.columns
+    assert all("[" in cell for cell in table["p99 ms, as served"]), table
+    # two levels, the second's queue bounded at one request: the shares rejected show beside the tails
+    widget(at.number_input, "priority_levels (0 = off)").set_value(2).run()
+    [w for w in at.number_input if w.label == "max_queue_size (0 = ∞)"][-1].set_value(1).run()
+    (table,) = [t.value for t in at.table if "class (priority)" in t.value.columns]
+    assert {"p99 ms, these knobs", "rejected, these knobs", "rejected, as served"} <= set(table.columns), table

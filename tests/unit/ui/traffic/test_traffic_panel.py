@@ -119,3 +119,15 @@ def test_the_status_table_shows_sends_late_and_sends_the_generator_fell_behind_o
     row = status_rows(spec, window, {})[0]
     assert (row["class"], row[label("late")], row[label("behind")]) == ("default", 40, 3), row
     assert label("behind") == "sends over 10 ms late (requests)"
+
+
+def test_the_page_is_drawn_again_when_another_run_takes_the_forms_place_once_no_job_runs():
+    from app.ui.traffic.traffic_panel import redraw_needed
+
+    idle, busy = (lambda: False), (lambda: True)
+    assert not redraw_needed(True, 4, True, 4, idle)  # the run the form shows
+    assert redraw_needed(True, 4, False, 4, idle) and redraw_needed(False, 4, True, 5, busy)  # ended, started
+    # a probe ran its levels and the traffic before it runs again: the form showed its last level
+    assert redraw_needed(True, 4, True, 9, idle)
+    assert not redraw_needed(True, 4, True, 9, busy)  # not at each of a job's runs: once it has ended
+    assert not redraw_needed(True, None, True, 9, idle)  # a status without a form
