@@ -26,6 +26,13 @@ def literal(text: object) -> str:
     return _MARKS.sub(r"\\\1", " ".join(clean(str(text)).splitlines()))
 
 
+def code(text: object) -> str:
+    """Return a name (a model's, a file's) as a Markdown code span, which shows it as typed without escapes (an
+    escaped name inside backticks showed its backslashes: `gpu\\_sim`); literal() where a backtick would end it."""
+    shown = " ".join(clean(str(text)).splitlines())
+    return f"`{shown}`" if shown and "`" not in shown else literal(shown)
+
+
 def redacted(text: object) -> str:
     """Return a machine text (an error, Triton's reason, how the lab found something) for a read-only session:
     URLs, host:port addresses, absolute paths and process ids replaced by what they are."""

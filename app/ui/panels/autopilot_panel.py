@@ -14,7 +14,7 @@ from app.config.read import settings_of
 from app.config.knobs import DELAYS_US, MAX_INSTANCES
 from app.lab.ports import LabPort
 from app.ui.access import can_operate
-from app.ui.text import literal
+from app.ui.text import code, literal
 
 
 def autopilot_panel(lab: LabPort, model: str, key: str) -> None:
@@ -61,11 +61,11 @@ def _running(lab: LabPort, state) -> None:
     bounds, serving = progress.bounds, progress.serving
     delay = serving.get("delay_us")
     if progress.advisory:
-        st.info(f"**AUTOPILOT ADVICE** for `{literal(progress.model)}`: it says what it would change to hold p99 ≤ "
+        st.info(f"**AUTOPILOT ADVICE** for {code(progress.model)}: it says what it would change to hold p99 ≤ "
                 f"{bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} instances, and "
                 "applies nothing.", icon="🛞")
     else:
-        st.warning(f"**AUTOPILOT ON — it changes `{literal(progress.model)}`'s config live.** "
+        st.warning(f"**AUTOPILOT ON — it changes {code(progress.model)}'s config live.** "
                    f"Holding p99 ≤ {bounds.sla_p99_ms:g} ms with {bounds.min_instances}–{bounds.max_instances} "
                    f"instances; serving {serving.get('instances', '?')} instance(s)"
                    + (f", max_queue_delay {delay} µs" if delay is not None else "")

@@ -85,13 +85,15 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
             _until_calibrated(lab, model)
         return None
     t = time.time()
-    live = lab.measure(model, t - LIVE_S, t)
+    # the running traffic's own seconds: a probe's levels just before (64 in flight) are not the traffic predicted
+    since = max(t - LIVE_S, lab.traffic().started_at or 0.0)
+    live = lab.measure(model, since, t)
     rows = []
     for name in SHOWN:
         row = {"figure": label(KEYS[name])}
         if then is not None:  # first: what the page is for, visible in a half-width column
             row["predicted, these knobs"] = _interval(name, getattr(then, name))
-        row.update({f"live (last {LIVE_S:.0f} s)": _live(live, name),
+        row.update({f"live (last {t - since:.0f} s)": _live(live, name),
                     "predicted, as served": _interval(name, getattr(now, name))})
         rows.append(row)
     _table(rows)
@@ -136,7 +138,7 @@ def _class_rows(live, now: Prediction, then: Prediction | None) -> list[dict]:
             if refused:
                 row["rejected, these knobs"] = f"{then.classes[i].rejected_share.value:.0%}"
         measured = live.row(c.name)
-        row[f"p99 ms, live ({LIVE_S:.0f} s)"] = fmt("p99_ms", measured.p99_ms, unit=False)
+        row[f"p99 ms, live ({live.t1 - live.t0:.0f} s)"] = fmt("p99_ms", measured.p99_ms, unit=False)
         row["p99 ms, as served"] = _interval("p99_ms", c.p99_ms)
         if refused:
             row["rejected, as served"] = f"{c.rejected_share.value:.0%}"

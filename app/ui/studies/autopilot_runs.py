@@ -12,7 +12,7 @@ from app.config.model_config import parse_config
 from app.config.read import settings_of
 from app.lab.ports import LabPort
 from app.ui.studies.study_view import delete_button, drawn_apart, pick_study, status_box
-from app.ui.text import literal
+from app.ui.text import code, literal
 
 
 def autopilot_runs(lab: LabPort) -> None:
@@ -27,7 +27,7 @@ def autopilot_runs(lab: LabPort) -> None:
 
 
 def _run(lab: LabPort, study) -> None:
-    status_box(f"Autopilot run {study.id} on `{literal(study.model)}`", study.status, study.note)
+    status_box(f"Autopilot run {study.id} on {code(study.model)}", study.status, study.note)
     bounds = bounds_from(study.definition["bounds"])
     records = list(study.result.get("records") or [])
     st.caption(f"Bounds: p99 ≤ {bounds.sla_p99_ms:g} ms, {bounds.min_instances}–{bounds.max_instances} instances, "

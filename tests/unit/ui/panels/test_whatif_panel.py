@@ -89,3 +89,14 @@ def test_with_two_classes_it_predicts_each_ones_tail_and_refusals_beside_its_liv
     [w for w in at.number_input if w.label == "max_queue_size (0 = ∞)"][-1].set_value(1).run()
     (table,) = [t.value for t in at.table if "class (priority)" in t.value.columns]
     assert {"p99 ms, these knobs", "rejected, these knobs", "rejected, as served"} <= set(table.columns), table
+
+
+def test_the_live_column_holds_only_the_running_traffics_seconds(on_fake):
+    import re
+
+    on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150)), ran_s=8)
+    at = opened(open_page(PAGE))
+    (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    (header,) = [c for c in table.columns if c.startswith("live")]
+    # a probe's levels, or the traffic before this run, are not the load the twin predicts for
+    assert 6 <= int(re.fullmatch(r"live \(last (\d+) s\)", header).group(1)) <= 14, header
