@@ -19,6 +19,15 @@ from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
 
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
+# How far the twin's own figures are from what is measured where the server is the limit, as ratios: a latency's
+# interval spans at least this either side, as no seeds and calibration edges can (they spanned ±2 % while a
+# 20 s window of gpu_sim at 16 in flight read 3-4 % under the value in 13 of 14 windows, 2026-12-07). From
+# bench/twin_accuracy on gpu_sim, runs AH, AJ, AM and AN of 2026-12-07 (four runs of the kept behaviour,
+# configurations the calibration never saw): 80 % of 96 p99 measurements within 1.148x of the prediction (median
+# 1.085, 90 % 1.224), 80 % of 48 closed-loop saturation measurements within 1.064x. The p50 is not measured there:
+# the p99's spread stands for it. A closed loop's throughput follows its latency; an open loop's is its rate.
+MODEL_LATENCY_SPREAD = 1.15
+MODEL_CLOSED_RPS_SPREAD = 1.065
 BEYOND = 1.1  # a rate this far past the fastest window the clients' tail was seen at is said to lie beyond it
 
 
@@ -181,6 +190,13 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
             "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "rejected_share")}))
     figures = {name: _interval(plain, edges, name) for name in (
         "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "compute_ms", "mean_batch", "rejected_share")}
+    for name in ("p50_ms", "p99_ms"):  # no surer than the twin has been (MODEL_LATENCY_SPREAD)
+        figures[name] = figures[name].widened(MODEL_LATENCY_SPREAD)
+    classes = [replace(c, p50_ms=c.p50_ms.widened(MODEL_LATENCY_SPREAD), p99_ms=c.p99_ms.widened(MODEL_LATENCY_SPREAD))
+               for c in classes]
+    if load.kind == Arrivals.CLOSED:
+        figures["throughput_rps"] = figures["throughput_rps"].widened(MODEL_CLOSED_RPS_SPREAD)
+        classes = [replace(c, throughput_rps=c.throughput_rps.widened(MODEL_CLOSED_RPS_SPREAD)) for c in classes]
     ceiling = calibration.host_ceiling
     if ceiling is not None:  # the clients' own time makes the tail: no surer than a measurement of it
         figures["p99_ms"] = figures["p99_ms"].widened(HOST_P99_SPREAD)

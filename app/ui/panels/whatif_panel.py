@@ -101,8 +101,9 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
         _table(_class_rows(live, now, then))
     sure = (then or now).confidence
     st.caption(f"The twin: a discrete-event model of Triton's batcher and instances, calibrated on what this server "
-               f"reported ({sure}). Intervals span its seeds and what the calibration allows; the live column is "
-               "measured. A prediction guides; Apply measures.")
+               f"reported ({sure}). Intervals span its seeds, what the calibration allows and at least the error it has "
+               "shown against measurements (latencies ±15 %); the live column is measured. A prediction guides; "
+               "Apply measures.")
     lacks = (then or now).lacks
     if lacks:
         with st.popover("What it lacks"):
