@@ -489,7 +489,7 @@ def confidence_of(cal: Calibration, sizes: list[int], instances: int) -> str:
     near = [c.size for c in costs if c.source in ("interpolated", "few executions", "extrapolated")
             and c.size not in far]
     if near:
-        medium.append(f"batch sizes {spans(near)} fitted, not measured")
+        medium.append(f"batch sizes {spans(near)} seen too seldom to time: their times fitted from the others")
     if instances not in cal.instance_counts:
         medium.append(f"{instances} instances never measured")
     level = "low" if low else "medium" if medium else "high"

@@ -58,6 +58,7 @@ def test_a_batch_size_never_seen_is_reported_as_lacking():
     assert any("batch sizes 3, 5-7 never ran" in line for line in lacks), f"lacks: {lacks}"
     assert cal.size_cost(3).source == "interpolated", f"size 3: {cal.size_cost(3)}"
     assert cal.confidence(range(1, 9), 1).startswith("medium"), cal.confidence(range(1, 9), 1)
+    assert "batch sizes 3, 5-7 seen too seldom to time" in cal.confidence(range(1, 9), 1)
     assert cal.confidence([1, 2, 4, 8], 1).startswith("high"), cal.confidence([1, 2, 4, 8], 1)
     far = cal.size_cost(32)
     assert far.source == "extrapolated" and far.uncertainty > cal.size_cost(3).uncertainty, f"size 32: {far}"
