@@ -13,8 +13,9 @@ from loadgen.stats import ALL
 FIGURES = ("throughput_rps", "goodput_rps", "p50_ms", "p99_ms", "ok", "failed", "avg_batch", "queue_us", "compute_us")
 
 
-def sweep_summary(result, options, where: str, code: int) -> tuple[dict, list[str]]:
-    """Return the JSON of a finished sweep and the lines that say how it ended."""
+def sweep_summary(result, options, where: str, code: int, twin: list[dict] | None = None) -> tuple[dict, list[str]]:
+    """Return the JSON of a finished sweep and the lines that say how it ended (twin: the stored ranking of a
+    twin-ranked sweep, each configuration's prediction beside what was measured of it)."""
     space, best = result.space, result.best
     done = [p for p in result.points if p.status == "done"]
     lines = [f"sweep of {space.model}: {result.status} in {result.wall_s:,.0f} s — {len(done)} points measured over "
@@ -35,12 +36,23 @@ def sweep_summary(result, options, where: str, code: int) -> tuple[dict, list[st
     advice = result.recommendation
     if advice is not None:
         lines.append(f"recommendation: {advice.text}")
+    for place, r in enumerate(twin or (), 1):
+        if not r.get("measured"):
+            continue
+        said = ("none inside the SLA" if r.get("load") is None else
+                f"{r['predicted_goodput_rps']:,.0f} req/s at {_load(space, r['load'])}")
+        seen = ("none inside the SLA" if r.get("measured_goodput_rps") is None else
+                f"{r['measured_goodput_rps']:,.0f} at {_load(space, r['measured_load'])}")
+        off = (f" ({r['predicted_goodput_rps'] / r['measured_goodput_rps'] - 1:+.0%})"
+               if r.get("measured_goodput_rps") and r.get("load") is not None else "")
+        lines.append(f"the twin's #{place}, {r.get('label', r.get('choice'))}: predicted {said}, measured {seen}{off}")
     data = {"kind": "sweep", "model": space.model, "server": where, "study_id": result.study_id,
             "status": result.status, "note": result.note, "wall_s": result.wall_s, "exit_code": code,
             "space": space.to_dict(), "options": dataclasses.asdict(options),
             "operating_point": None if best is None else _point(space, best),
             "recommendation": advice.to_dict() if advice is not None else None,
-            "points": [_point(space, p) for p in result.points], "skipped": list(result.skipped)}
+            "points": [_point(space, p) for p in result.points], "skipped": list(result.skipped),
+            "twin": list(twin or [])}
     return data, lines
 
 

@@ -168,7 +168,7 @@ def _sweep(args) -> int:
         stored = read_sweep(lab, study)  # the report shows what was stored, as the page does
     code = DONE_OK if result.status == "done" and result.best is not None else (
         NOT_MET if result.status == "done" else FAILED)
-    data, lines = sweep_summary(result, options, where, code)
+    data, lines = sweep_summary(result, options, where, code, (study.result or {}).get("twin"))
     return _finish(code, lines, data, args, lambda: _sweep_html(stored))
 
 

@@ -17,7 +17,12 @@ LEVEL_S = 3.0
 
 def add_arguments(sub, common, numbers) -> None:
     """Add the predict command and its arguments to the studies' command line."""
-    p = sub.add_parser("predict", parents=[common], help="what knobs would do, from the twin (JSON; nothing applied)")
+    p = sub.add_parser("predict", parents=[common], help="what knobs would do, from the twin (JSON; nothing applied)",
+                       description="Calibrate the twin on a short probe of the model (a few seconds of traffic, no "
+                                   "config changed), then predict each combination of knobs and loads: throughput, "
+                                   "p50/p99 and batch sizes with intervals, the saturation of each knob set, and "
+                                   "what the prediction lacks. JSON on stdout (and --json), a line per prediction "
+                                   "on stderr.")
     p.add_argument("--instances", type=numbers(int), default=(), help="instance counts, e.g. 1,2,4 (default: served)")
     p.add_argument("--delay-us", type=numbers(int), default=(), help="max_queue_delay values (µs), e.g. 0,500")
     p.add_argument("--max-batch-size", type=numbers(int), default=(), help="max_batch_size values")
@@ -50,8 +55,72 @@ def knobs_refused(args, served) -> str:
     return ""
 
 
+def refused_before_start(args) -> str:
+    """Return what is wrong with the arguments themselves ('' when nothing): said before any server starts or probe
+    runs, where it was said after a probe of seconds, or not at all (--instances 0 was predicted as one instance)."""
+    if args.report is not None or args.label:
+        return "--report and --label are for studies; predict stores nothing: write its JSON with --json"
+    checks = (("--instances", args.instances, 1), ("--delay-us", args.delay_us, 0),
+              ("--max-batch-size", args.max_batch_size, 0), ("--concurrency", args.concurrency or (), 1))
+    for flag, values, least in checks:
+        bad = [v for v in values if v < least]
+        if bad:
+            return f"{flag}: {bad[0]:g} is under {least}; use {least} or more"
+    bad = [r for r in args.rate or () if not r > 0]
+    if bad:
+        return f"--rate: {bad[0]:g} req/s; a rate must be positive"
+    if args.replications < 1:
+        return f"--replications: {args.replications}; use 1 or more"
+    if not args.duration_s > 0 or not args.probe_s > 0:
+        return "--duration-s and --probe-s must be positive"
+    return ""
+
+
+def _rounded(value):
+    """Return value with every float to 4 significant digits (a figure's noise, not 15 digits of it)."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}") if value == value else None
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _entry(knobs: dict, load, level, rate: bool, prediction, limit) -> dict:
+    """Return one prediction as the command's JSON gives it: the load it is for, the figures with their intervals,
+    the batch sizes as {size: share of executions}, and the knobs' saturation beside it."""
+    from app.twin.predict import overloaded  # noqa: PLC0415
+
+    figures = dataclasses.asdict(prediction)
+    figures["histogram"] = {str(size): share for size, share in prediction.histogram}
+    what = ({"rate": level, "arrival": load.kind.value} if rate else {"concurrency": level})
+    entry = {"knobs": knobs or "served", "load": {**what, "simulated_s": load.duration_s},
+             "prediction": figures, "saturation_rps": dataclasses.asdict(limit)}
+    if rate:
+        entry["overloaded"] = overloaded(prediction)
+    return _rounded(entry)
+
+
+def _line(entry: dict) -> str:
+    """Return one prediction in a line for a person (stderr; stdout keeps the JSON)."""
+    p = entry["prediction"]
+
+    def span(name: str, digits: int) -> str:
+        f = p[name]
+        return f"{f['value']:.{digits}f} [{f['low']:.{digits}f}–{f['high']:.{digits}f}]"
+    knobs = ", ".join(f"{k}={v}" for k, v in entry["knobs"].items()) if isinstance(entry["knobs"], dict) else "served"
+    load = entry["load"]
+    where = f"{load['rate']:g} req/s {load['arrival']}" if "rate" in load else f"{load['concurrency']} in flight"
+    flag = "  OVERLOADED" if entry.get("overloaded") else ""
+    return (f"{knobs} @ {where}: {span('throughput_rps', 0)} req/s, p50 {span('p50_ms', 1)} ms, p99 "
+            f"{span('p99_ms', 1)} ms, batch {p['mean_batch']['value']:.1f}; saturates at "
+            f"{entry['saturation_rps']['value']:,.0f} req/s; {p['confidence'].split(':')[0]} confidence{flag}")
+
+
 def run(args) -> int:
-    """Probe the model on a headless lab, then predict every combination; print the JSON (and write --json)."""
+    """Probe the model on a headless lab, then predict every combination; print the JSON (and write --json), and a
+    line per prediction for a person on stderr."""
     from app.cli.headless import cancel_on_signals, headless_lab  # noqa: PLC0415 - a server for `predict` only
     from app.config.knobs import apply_knobs  # noqa: PLC0415
     from app.config.read import settings_of  # noqa: PLC0415
@@ -59,6 +128,10 @@ def run(args) -> int:
     from app.twin.load import Load  # noqa: PLC0415
     from app.twin.predict import predict, saturation  # noqa: PLC0415
 
+    wrong = refused_before_start(args)
+    if wrong:
+        print(f"error: {wrong}", file=sys.stderr)
+        return 2
     with headless_lab(args.model_repository, args.model) as (lab, where), cancel_on_signals() as cancel:
         refused = knobs_refused(args, lab.served_config(args.model))
         if refused:
@@ -76,6 +149,7 @@ def run(args) -> int:
         knobs = {k: v for k, v in (("instance_count", instances), ("max_queue_delay_microseconds", delay),
                                    ("max_batch_size", max_batch)) if v is not None}
         settings = apply_knobs(served, knobs)
+        limit = saturation(calibration, settings)  # the knobs' own, beside each of their loads
         for level in args.rate or args.concurrency:
             if args.rate:
                 make = Load.bursty if args.arrival == "bursty" else Load.poisson
@@ -83,12 +157,11 @@ def run(args) -> int:
             else:
                 load = Load.closed(int(level), args.duration_s, warmup_s=min(3.0, args.duration_s / 4))
             prediction = predict(calibration, settings, load, seed=args.seed, replications=args.replications)
-            out.append({"knobs": knobs or "served", "load": {"rate": level} if args.rate else {"concurrency": level},
-                        "prediction": dataclasses.asdict(prediction)})
-        out[-1]["saturation_rps"] = dataclasses.asdict(saturation(calibration, settings))
-    result = {"model": args.model, "where": where, "calibration": {
-        "instance_counts": list(calibration.instance_counts), "confidence": calibration.confidence((1,), 1),
-        "client_overhead_us": calibration.client_overhead_us}, "predictions": out}
+            out.append(_entry(knobs, load, level, bool(args.rate), prediction, limit))
+            print(_line(out[-1]), file=sys.stderr)
+    result = {"model": args.model, "where": where, "calibration": _rounded({
+        "instance_counts": list(calibration.instance_counts), "batch_sizes_measured": list(calibration.curve.sizes),
+        "client_overhead_us": calibration.client_overhead_us}), "predictions": out}
     text = json.dumps(result, indent=1, default=str)
     print(text)
     if args.json is not None:

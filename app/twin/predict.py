@@ -29,6 +29,7 @@ EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confide
 MODEL_LATENCY_SPREAD = 1.15
 MODEL_CLOSED_RPS_SPREAD = 1.065
 BEYOND = 1.1  # a rate this far past the fastest window the clients' tail was seen at is said to lie beyond it
+OVERLOADED = 0.95  # an open loop answered under this share of its rate is overloaded: its queue grows all run long
 
 
 @dataclass(frozen=True)
@@ -215,8 +216,27 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
                                                       c.throughput_rps.high * scale)) for c in classes]
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
-                      lacks=calibration.lacks(formed, batcher.instances) + outside_lacks,
+                      lacks=calibration.lacks(formed, batcher.instances) + outside_lacks + _overload(load, figures),
                       replications=replications)
+
+
+def _overload(load: Load, figures: dict) -> tuple[str, ...]:
+    """Return what a prediction of an open loop its config cannot keep up with lacks: a steady state (its latencies
+    are those of a run of the load's length, its queue growing all along: 18 s for 300 req/s where 146 were answered,
+    from a 30 s run, looked like a figure to hold, 2026-12-07)."""
+    if load.kind not in (Arrivals.POISSON, Arrivals.BURSTY) or not load.rate_rps:
+        return ()
+    answered = figures["throughput_rps"].value
+    if not answered < OVERLOADED * load.rate_rps:
+        return ()
+    return (f"overloaded: it answers about {answered:,.0f} of the {load.rate_rps:,.0f} req/s offered, and its queue "
+            f"grows for as long as the load lasts — the latencies are those of a {load.duration_s:g} s run, not a "
+            "steady state",)
+
+
+def overloaded(prediction: Prediction) -> bool:
+    """Return whether a prediction says its open loop is more than the config answers."""
+    return any(line.startswith("overloaded:") for line in prediction.lacks)
 
 
 def capacity_bound(calibration: Calibration, settings: ModelSettings) -> float:

@@ -171,7 +171,9 @@ def sweep_by_load(points: list[Point], space: SearchSpace) -> alt.Chart:
         return empty(f"{head}: no measured points")
     loads = sorted({r["load"] for r in rows})
     doubling = len(loads) > 2 and loads[-1] / loads[0] >= 4
-    x = alt.X("load:Q", title=load_title(space), scale=alt.Scale(type="log", base=2) if doubling else alt.Undefined)
+    # "~g": one load measured made a domain of one value, and the axis read 16.000000
+    x = alt.X("load:Q", title=load_title(space), axis=alt.Axis(format="~g"),
+              scale=alt.Scale(type="log", base=2) if doubling else alt.Undefined)
     colour = _colour(rows)
 
     def panel(field: str, key: str, extra: list) -> alt.LayerChart:

@@ -185,10 +185,23 @@ def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "
         "best": best.key if best else None, "points": len(result.points), "skipped": result.skipped,
         "wall_s": result.wall_s, "rechecked": sweeper.rechecked,
         "repeats": sum(len(r) for r in sweeper.repeats.values()),
-        "twin": [{**r.to_dict(), "measured": r.choice.key in sweeper.twin_kept} for r in sweeper.ranking],
+        "twin": [{**r.to_dict(), "measured": r.choice.key in sweeper.twin_kept,
+                  **measured_operating_point(space, points, r.choice.key)} for r in sweeper.ranking],
         "recommendation": advice.to_dict() if advice else None})
     sweeper.report(final=True)
     return result
+
+
+def measured_operating_point(space: SearchSpace, points: list[Point], key: str) -> dict:
+    """Return where a configuration's measurements put its operating point — the highest load measured inside the
+    SLA with room, its goodput and p99 — to set beside what the twin predicted ({} when none held or none ran): the
+    twin's first pick could measure last and no table said so (2026-12-07)."""
+    held = [p for p in points if p.choice.key == key and p.status == DONE and space.holds(p.p99, p.throughput)]
+    if not held:
+        return {}
+    best = max(held, key=lambda p: p.load)
+    return {"measured_load": best.load, "measured_goodput_rps": round(best.goodput, 1),
+            "measured_p99_ms": round(best.p99, 2)}
 
 
 def load_points(store, study_id: int, problems: list[str] | None = None) -> list[Point]:

@@ -71,9 +71,36 @@ def _sweep(lab: LabPort, study) -> None:
             show_chart(chart)  # one a row: side by side, two panels hid a third
     if points:
         st.dataframe(_point_table(points, space), hide_index=True, width="stretch")
+    ranked = (study.result or {}).get("twin") or []
+    if ranked:
+        _twin_table(ranked, space)
     for line in record.skipped:
         st.caption(f"Not measured: {literal(line)}")
     _sweep_actions(lab, study, space, points, advice)
+
+
+def _twin_table(ranked: list[dict], space: SearchSpace) -> None:
+    """The twin's ranking beside what the sweep measured of the configurations it chose: how far off it was where it
+    was checked is what a reader needs to trust it where it was not."""
+    unit = "in flight" if space.load_kind == CONCURRENCY else "req/s"
+    rows = []
+    for place, r in enumerate(ranked, 1):
+        predicted, measured = r.get("predicted_goodput_rps"), r.get("measured_goodput_rps")
+        rows.append({
+            "#": place, "configuration": r.get("label", r.get("choice", "")),
+            f"predicted best load ({unit})": "none inside" if r.get("load") is None else f"{r['load']:g}",
+            "predicted goodput (req/s)": fmt("goodput_rps", predicted, unit=False) if r.get("load") is not None
+            else "—",
+            f"measured best load ({unit})": (f"{r['measured_load']:g}" if measured is not None else
+                                             "none inside" if r.get("measured") else "not measured"),
+            "measured goodput (req/s)": fmt("goodput_rps", measured, unit=False) if measured is not None else "—",
+            "predicted vs measured": f"{predicted / measured - 1:+.0%}" if measured and predicted else "—",
+        })
+    with st.expander(f"The twin's ranking: {sum(bool(r.get('measured')) for r in ranked)} of {len(ranked)} "
+                     "configurations measured", expanded=True):
+        st.table(pd.DataFrame(rows), hide_index=True)
+        st.caption("Each configuration's best load inside the SLA with room, as the twin predicted it and as the "
+                   "sweep measured it; the recommendation rests on the measurements alone.")
 
 
 def confirmed(advice: Recommendation) -> bool:

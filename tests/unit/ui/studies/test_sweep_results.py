@@ -100,3 +100,28 @@ def test_a_failed_sweep_is_red_with_the_servers_reason_and_a_refused_configurati
     table = sweep.dataframe[0].value
     refused = table[table["status"] == FAILED]
     assert list(refused["configuration"]) == ["2 instances"] and REFUSED in refused["note"].iloc[0], table
+
+
+def test_a_twin_ranked_sweep_shows_what_the_twin_predicted_beside_what_was_measured(on_fake):
+    from app.experiments.sweep.sweeper import measured_operating_point
+
+    sid = stored_sweep(on_fake, study_samples.CLOSE, "made-up sweep, ranked by the twin")
+    space = study_samples.sweep_space()
+    points = study_samples.sweep_points(space, study_samples.CLOSE)
+    key = points[0].choice.key
+    found = measured_operating_point(space, points, key)
+    same = [p for p in points if p.choice.key == key]
+    inside = [p for p in same if space.holds(p.p99, p.throughput)]
+    assert found["measured_load"] in [p.load for p in inside] and all(p.load <= found["measured_load"] for p in inside)
+    assert measured_operating_point(space, points, "no-such-configuration") == {}
+    study = on_fake.study(sid)
+    on_fake.update_study(sid, result={**study.result, "twin": [
+        {"choice": key, "label": "2 instances, delay 2000 µs", "load": 8, "predicted_goodput_rps": 900.0,
+         "predicted_p99_ms": 30.0, "measured": True, "measured_load": 8, "measured_goodput_rps": 750.0,
+         "measured_p99_ms": 33.0},
+        {"choice": "other", "label": "1 instance, delay 0 µs", "load": 4, "predicted_goodput_rps": 500.0,
+         "predicted_p99_ms": 20.0, "measured": False}]})
+    at = open_page(PAGE)
+    (table,) = [t.value for t in tab(at, "Sweep").table if "predicted vs measured" in t.value.columns]
+    assert list(table["predicted vs measured"]) == ["+20%", "—"], table
+    assert list(table["measured best load (in flight)"]) == ["8", "not measured"], table
