@@ -346,7 +346,8 @@ class _Sweeper(StudyDriver):
             if r not in keep:
                 self.skipped.append(f"{r.choice.label}: not measured — the twin ranks it #{place} of "
                                     f"{len(self.ranking)}" + (f" ({r.note})" if r.note else
-                                    f", {r.goodput:,.0f} req/s predicted inside the SLA with room" if r.load else
+                                    f", {r.goodput:,.0f} req/s predicted inside the SLA with room at "
+                                    f"{self._load_text(r.load)}" if r.load else
                                     ", no load predicted inside the SLA with room"))
         ties = f" and {len(keep) - top} it cannot tell from them (within {TIE:.0%})" if len(keep) > top else ""
         self._log("the twin's ranking: " + "; ".join(

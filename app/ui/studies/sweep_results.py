@@ -50,7 +50,9 @@ def _sweep(lab: LabPort, study) -> None:
                + (f" (on its edge within {space.p99_headroom:.0%})" if space.p99_headroom else "")
                + (f", at least {space.min_throughput_rps:g} req/s" if space.min_throughput_rps else "")
                + f"; {space.load_kind} {', '.join(f'{v:g}' for v in space.loads)}; "
-               + ("adaptive" if space.adaptive else "grid") + " search.")
+               + ("adaptive" if space.adaptive else "grid") + " search"
+               + ("; ranked by the twin: each configuration it chose is measured from the load it predicted best, "
+                  "the others not at all." if (study.definition.get("options") or {}).get("twin_top") else "."))
     resume_button(lab, study, "measures only the points not finished", resumed_sweep_job)
     refused = refusals(points)
     if refused and study.status != FAILED:  # a failed sweep's box above gives the reasons already

@@ -61,7 +61,11 @@ def test_a_sweep_ranked_by_the_twin_measures_only_its_top_configuration_and_its_
                                     for r in chosen), ranked
     skipped = [s for s in result.skipped if "not measured — the twin ranks it #" in s]
     assert len(skipped) == len(ranked) - len(chosen), result.skipped
+    assert all(" at concurrency " in s for s in skipped if "predicted inside" in s), result.skipped  # at which load
     assert result.best is not None and result.best.choice.key in measured  # the answer is a measured one
+    # each configuration measured: where the measurements put it beside where the twin did
+    assert all("measured_goodput_rps" in r for r in chosen if r["load"] is not None and any(
+        p.choice.key == r["choice"] and space.holds(p.p99, p.throughput) for p in result.points)), ranked
 
 
 def test_the_predict_command_probes_and_prints_each_combination_as_json(triton, tmp_path):
