@@ -96,11 +96,20 @@ def _ended(state) -> None:
     _changes(list(result.changes))
 
 
+SHOWN_CHANGES = 10  # the newest decisions written out in full; the study keeps every one
+
+
 def _changes(changes: list) -> None:
+    """The newest decisions, newest first, in a table whose cells wrap: a data frame cut each reason (the one column
+    that says why) at the page's edge (2026-12-07)."""
     if not changes:
         return
-    st.dataframe(pd.DataFrame([{"time": time.strftime("%H:%M:%S", time.localtime(d.t)), "decision": d.kind,
-                                "why": d.reason} for d in changes]), hide_index=True, width="stretch")
+    newest = list(reversed(changes))[:SHOWN_CHANGES]
+    st.table(pd.DataFrame([{"time": time.strftime("%H:%M:%S", time.localtime(d.t)), "decision": d.kind,
+                            "why": d.reason} for d in newest]), hide_index=True)
+    if len(changes) > SHOWN_CHANGES:
+        st.caption(f"The newest {SHOWN_CHANGES} of {len(changes)} decisions; the study keeps every one "
+                   "(Experiments → Autopilot runs).")
 
 
 def _form(lab: LabPort, model: str, key: str) -> None:

@@ -70,3 +70,22 @@ def test_under_a_trace_it_can_size_ahead_of_it_and_says_so(on_fake):
     on_fake.cancel_job(wait_s=10)
     stored = on_fake.study(on_fake.job().result.study_id)
     assert stored.definition["forecast"]["instance_rps"] == 300.0, stored.definition
+
+
+def _twelve_decisions():
+    from app.autopilot.pilot import Decision
+    from app.ui.panels.autopilot_panel import _changes
+
+    reason = ("p99 70.4 ms over the 40 ms SLA, queue wait 44 % of server time: +1 instance (1 → 2): the twin expects "
+              "p99 up to 29.1 ms with 2 instances for the lab's closed loop of 16 in flight (now 508/s)")
+    _changes([Decision(1_780_000_000.0 + 10 * i, "add", f"#{i} {reason}", {"instance_count": 2}) for i in range(12)])
+
+
+def test_the_newest_decisions_show_newest_first_with_every_reason_whole():
+    from tests.unit.ui.apptest import run_function
+
+    at = run_function(_twelve_decisions)
+    (table,) = [t.value for t in at.table]
+    assert len(table) == 10 and table["why"].iloc[0].startswith("#11 ") and table["why"].iloc[-1].startswith("#2 ")
+    assert table["why"].iloc[0].endswith("(now 508/s)"), table["why"].iloc[0]  # whole, in a table whose cells wrap
+    assert any("newest 10 of 12 decisions" in c.value for c in at.caption), [c.value for c in at.caption]
