@@ -90,15 +90,13 @@ def _rounded(value):
 def _entry(knobs: dict, load, level, rate: bool, prediction, limit) -> dict:
     """Return one prediction as the command's JSON gives it: the load it is for, the figures with their intervals,
     the batch sizes as {size: share of executions}, and the knobs' saturation beside it."""
-    from app.twin.predict import overloaded  # noqa: PLC0415
-
     figures = dataclasses.asdict(prediction)
     figures["histogram"] = {str(size): share for size, share in prediction.histogram}
     what = ({"rate": level, "arrival": load.kind.value} if rate else {"concurrency": level})
     entry = {"knobs": knobs or "served", "load": {**what, "simulated_s": load.duration_s},
              "prediction": figures, "saturation_rps": dataclasses.asdict(limit)}
     if rate:
-        entry["overloaded"] = overloaded(prediction)
+        entry["overloaded"] = prediction.overloaded
     return _rounded(entry)
 
 

@@ -97,6 +97,7 @@ class Prediction:
     confidence: str
     lacks: tuple[str, ...]
     replications: int
+    overloaded: bool = False  # an open loop the config answers under OVERLOADED of: no steady state (said in lacks)
 
 
 def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replications: int):
@@ -191,22 +192,17 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
             "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "rejected_share")}))
     figures = {name: _interval(plain, edges, name) for name in (
         "throughput_rps", "p50_ms", "p99_ms", "queue_ms", "compute_ms", "mean_batch", "rejected_share")}
-    for name in ("p50_ms", "p99_ms"):  # no surer than the twin has been (MODEL_LATENCY_SPREAD)
-        figures[name] = figures[name].widened(MODEL_LATENCY_SPREAD)
-    classes = [replace(c, p50_ms=c.p50_ms.widened(MODEL_LATENCY_SPREAD), p99_ms=c.p99_ms.widened(MODEL_LATENCY_SPREAD))
-               for c in classes]
+    # no surer than the twin has been (MODEL_LATENCY_SPREAD)
+    classes = _each(figures, classes, ("p50_ms", "p99_ms"), lambda i: i.widened(MODEL_LATENCY_SPREAD))
     if load.kind == Arrivals.CLOSED:
-        figures["throughput_rps"] = figures["throughput_rps"].widened(MODEL_CLOSED_RPS_SPREAD)
-        classes = [replace(c, throughput_rps=c.throughput_rps.widened(MODEL_CLOSED_RPS_SPREAD)) for c in classes]
+        classes = _each(figures, classes, ("throughput_rps",), lambda i: i.widened(MODEL_CLOSED_RPS_SPREAD))
     ceiling = calibration.host_ceiling
     if ceiling is not None:  # the clients' own time makes the tail: no surer than a measurement of it
-        figures["p99_ms"] = figures["p99_ms"].widened(HOST_P99_SPREAD)
-        classes = [replace(c, p99_ms=c.p99_ms.widened(HOST_P99_SPREAD)) for c in classes]
+        classes = _each(figures, classes, ("p99_ms",), lambda i: i.widened(HOST_P99_SPREAD))
     if tail is not None and beyond_spread(tail[0], tail[1]):
         # The tail the prediction rests on moved further than that from one window to the next: the interval
         # spans as far (text_len at 4,700 req/s: its 1.5 s windows read 2.5-75 ms within a minute, 2026-12-07).
-        figures["p99_ms"] = figures["p99_ms"].spanning(tail[0], tail[1])
-        classes = [replace(c, p99_ms=c.p99_ms.spanning(tail[0], tail[1])) for c in classes]
+        classes = _each(figures, classes, ("p99_ms",), lambda i: i.spanning(tail[0], tail[1]))
         outside_lacks += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far below and above",)
     if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
         # Something outside the model's execution answers no faster: every class loses the same share.
@@ -214,29 +210,31 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
         figures["throughput_rps"] = figures["throughput_rps"].capped(ceiling[0])
         classes = [replace(c, throughput_rps=Interval(c.throughput_rps.value * scale, c.throughput_rps.low * scale,
                                                       c.throughput_rps.high * scale)) for c in classes]
+    answered = figures["throughput_rps"].value
+    over = _overloaded(load, answered)
+    # its lacks say what it lacks then: a steady state (its latencies are those of a run of the load's length, its
+    # queue growing all along: 18 s for 300 req/s where 146 were answered, from a 30 s run, looked like a figure to
+    # hold, 2026-12-07)
+    overload = (f"overloaded: it answers about {answered:,.0f} of the {load.rate_rps:,.0f} req/s offered, and its "
+                f"queue grows for as long as the load lasts — the latencies are those of a {load.duration_s:g} s run, "
+                "not a steady state",) if over else ()
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
-                      lacks=calibration.lacks(formed, batcher.instances) + outside_lacks + _overload(load, figures),
-                      replications=replications)
+                      lacks=calibration.lacks(formed, batcher.instances) + outside_lacks + overload,
+                      replications=replications, overloaded=over)
 
 
-def _overload(load: Load, figures: dict) -> tuple[str, ...]:
-    """Return what a prediction of an open loop its config cannot keep up with lacks: a steady state (its latencies
-    are those of a run of the load's length, its queue growing all along: 18 s for 300 req/s where 146 were answered,
-    from a 30 s run, looked like a figure to hold, 2026-12-07)."""
-    if load.kind not in (Arrivals.POISSON, Arrivals.BURSTY) or not load.rate_rps:
-        return ()
-    answered = figures["throughput_rps"].value
-    if not answered < OVERLOADED * load.rate_rps:
-        return ()
-    return (f"overloaded: it answers about {answered:,.0f} of the {load.rate_rps:,.0f} req/s offered, and its queue "
-            f"grows for as long as the load lasts — the latencies are those of a {load.duration_s:g} s run, not a "
-            "steady state",)
+def _each(figures: dict, classes: list[ClassPrediction], names: tuple[str, ...], change) -> list[ClassPrediction]:
+    """Change the named intervals of the whole model's figures (in place) and of every class; return the classes."""
+    for name in names:
+        figures[name] = change(figures[name])
+    return [replace(c, **{name: change(getattr(c, name)) for name in names}) for c in classes]
 
 
-def overloaded(prediction: Prediction) -> bool:
-    """Return whether a prediction says its open loop is more than the config answers."""
-    return any(line.startswith("overloaded:") for line in prediction.lacks)
+def _overloaded(load: Load, answered: float) -> bool:
+    """Return whether an open loop is more than the config answers (under OVERLOADED of its rate)."""
+    return load.kind in (Arrivals.POISSON, Arrivals.BURSTY) and bool(load.rate_rps) \
+        and answered < OVERLOADED * load.rate_rps
 
 
 def capacity_bound(calibration: Calibration, settings: ModelSettings) -> float:

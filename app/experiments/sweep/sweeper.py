@@ -193,13 +193,12 @@ def run_sweep(lab: StudyLab, space: SearchSpace | None = None, *, label: str = "
 
 
 def measured_operating_point(space: SearchSpace, points: list[Point], key: str) -> dict:
-    """Return where a configuration's measurements put its operating point — the highest load measured inside the
-    SLA with room, its goodput and p99 — to set beside what the twin predicted ({} when none held or none ran): the
-    twin's first pick could measure last and no table said so (2026-12-07)."""
-    held = [p for p in points if p.choice.key == key and p.status == DONE and space.holds(p.p99, p.throughput)]
-    if not held:
+    """Return where a configuration's measurements put its operating point (the one rule, recommend.operating_point,
+    over its own points) — its load, goodput and p99 — to set beside what the twin predicted ({} when none is inside
+    the budget or none ran): the twin's first pick could measure last and no table said so (2026-12-07)."""
+    best = operating_point(space, [p for p in points if p.choice.key == key])
+    if best is None:
         return {}
-    best = max(held, key=lambda p: p.load)
     return {"measured_load": best.load, "measured_goodput_rps": round(best.goodput, 1),
             "measured_p99_ms": round(best.p99, 2)}
 

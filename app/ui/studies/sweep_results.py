@@ -90,10 +90,10 @@ def _twin_table(ranked: list[dict], space: SearchSpace) -> None:
         predicted, measured = r.get("predicted_goodput_rps"), r.get("measured_goodput_rps")
         rows.append({
             "#": place, "configuration": r.get("label", r.get("choice", "")),
-            f"predicted best load ({unit})": "none inside" if r.get("load") is None else f"{r['load']:g}",
+            f"predicted load ({unit})": "none inside" if r.get("load") is None else f"{r['load']:g}",
             "predicted goodput (req/s)": fmt("goodput_rps", predicted, unit=False) if r.get("load") is not None
             else "—",
-            f"measured best load ({unit})": (f"{r['measured_load']:g}" if measured is not None else
+            f"measured load ({unit})": (f"{r['measured_load']:g}" if measured is not None else
                                              "none inside" if r.get("measured") else "not measured"),
             "measured goodput (req/s)": fmt("goodput_rps", measured, unit=False) if measured is not None else "—",
             "predicted vs measured": f"{predicted / measured - 1:+.0%}" if measured and predicted else "—",
@@ -101,8 +101,9 @@ def _twin_table(ranked: list[dict], space: SearchSpace) -> None:
     with st.expander(f"The twin's ranking: {sum(bool(r.get('measured')) for r in ranked)} of {len(ranked)} "
                      "configurations measured", expanded=True):
         st.table(pd.DataFrame(rows), hide_index=True)
-        st.caption("Each configuration's best load inside the SLA with room, as the twin predicted it and as the "
-                   "sweep measured it; the recommendation rests on the measurements alone.")
+        st.caption("Each configuration's operating point: the twin's, the highest load it predicted inside the SLA "
+                   "with room; the sweep's, its measured point of highest goodput inside the SLA. The recommendation "
+                   "rests on the measurements alone.")
 
 
 def confirmed(advice: Recommendation) -> bool:

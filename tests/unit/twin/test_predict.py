@@ -358,13 +358,11 @@ def test_the_clients_tail_leaves_out_the_server_s_own_spread_which_the_twin_simu
 
 
 def test_an_open_loop_beyond_what_the_config_answers_is_said_to_be_overloaded():
-    from app.twin.predict import overloaded
-
     cal, settings = _calibration(), _settings(instances=1, delay_us=0)
     limit = saturation(cal, settings).value
     over = predict(cal, settings, Load.poisson(2 * limit, 5.0), replications=2)
-    assert overloaded(over), over.lacks
+    assert over.overloaded, over.lacks
     (line,) = [line for line in over.lacks if line.startswith("overloaded:")]
     assert f"of the {2 * limit:,.0f} req/s offered" in line and "not a steady state" in line, line
-    assert not overloaded(predict(cal, settings, Load.poisson(0.5 * limit, 5.0), replications=2))
-    assert not overloaded(predict(cal, settings, Load.closed(64, 5.0), replications=2))  # a closed loop waits
+    assert not predict(cal, settings, Load.poisson(0.5 * limit, 5.0), replications=2).overloaded
+    assert not predict(cal, settings, Load.closed(64, 5.0), replications=2).overloaded  # a closed loop waits
