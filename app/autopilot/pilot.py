@@ -115,6 +115,7 @@ class Autopilot:
         self._stopped = ""
         self._changes: list[float] = []  # when each change served (when it was decided, until recorded)
         self._advised = False  # the last entry of _changes was advice, not applied (advisory mode)
+        self._advice: tuple[int, int] | None = None  # (instances served, instances advised) of the last advice
         self._last_up: float | None = None  # when the last tightening served, or the last window near the SLA ended
         self._last_down: float | None = None  # when the last step down served
         self._flaps = 0  # step downs that had to be undone: each doubles the hold before the next
@@ -178,12 +179,15 @@ class Autopilot:
         elif outcome.kind == ADVISED:  # not applied: the same advice waits a dwell, the knobs served stay expected
             self._changes[-1] = t
             self._advised = True
+            decision, step, _ = pending
+            count, served = step.knobs.get("instance_count"), decision.figures.get("instances")
+            self._advice = (served, int(count)) if count is not None and served is not None else None
         else:
             _, step, state = pending
             if outcome.instances is not None:
                 state = replace(state, instances=outcome.instances)
             self._changes[-1] = t  # the dwell counts from when the new config served
-            self._advised = False
+            self._advised, self._advice = False, None
             self._expected = state
             if step.tightens and not step.planned:
                 undone = self._last_down is not None and t - self._last_down < FLAP_DWELLS * self.bounds.dwell_s
@@ -266,7 +270,8 @@ class Autopilot:
             return step, why
         sla = self.bounds.sla_p99_ms
         if step.kind == ADD and step.tightens:
-            fewest = self.sizer.fewest(settings, rate, sla, state.instances + 1, self.bounds.max_instances)
+            advised = self._advice[1] if self._advice and self._advice[0] == state.instances else None
+            fewest = self.sizer.fewest(settings, rate, sla, state.instances + 1, self.bounds.max_instances, advised)
             if fewest is None:
                 return step, why
             numbers["twin"] = {"instances": fewest.instances, "holds": fewest.holds,

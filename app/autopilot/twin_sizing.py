@@ -9,7 +9,7 @@ for a load it does not model, it says nothing and the reactive rules decide alon
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.lab.ports import StudyLab
 from app.config.knobs import apply_knobs
@@ -18,6 +18,10 @@ from app.twin.load import Arrivals, Load
 from app.twin.predict import Prediction
 
 Predictor = Callable[[ModelSettings, float], Prediction]  # (settings, rate req/s) -> the twin's prediction
+# Advice given before and not acted on (advisory mode) stands while its count's pessimistic p99 stays within this
+# share of the line (over it, or under it for fewer): near the line the twin's answer moves from one window to the
+# next with the rate measured and the windows it learnt, and the advice flipped between +1 and +3 instances.
+ADVICE_BAND = 0.1
 
 
 @dataclass(frozen=True)
@@ -54,15 +58,31 @@ class TwinSizer:
                        f"instance{'s' if instances != 1 else ''} {self.load_words(rate_rps)} ({p.confidence.split(':')[0]} "
                        "confidence)")
 
-    def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int) -> SizingAnswer | None:
+    def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int,
+               advised: int | None = None) -> SizingAnswer | None:
         """Return the fewest instances in [low, high] that hold (or the verdict at high when none does; None: the
-        twin cannot say)."""
-        last = None
+        twin cannot say). `advised`, a count advised before and not acted on, stands while it holds within
+        ADVICE_BAND of the line and the fewest that hold are not clearly fewer (ADVICE_BAND under it)."""
+        answers: dict[int, SizingAnswer | None] = {}
+        found = None
         for n in range(low, high + 1):
-            last = self.verdict(settings, n, rate_rps, sla_ms)
-            if last is None or last.holds:
-                return last
-        return last
+            found = answers[n] = self.verdict(settings, n, rate_rps, sla_ms)
+            if found is None or found.holds:
+                break
+        if found is None or advised is None or advised == found.instances or not low <= advised <= high:
+            return found
+        kept = answers[advised] if advised in answers else self.verdict(settings, advised, rate_rps, sla_ms)
+        if kept is None:
+            return found
+        line = self.share * sla_ms
+        if advised < found.instances and kept.p99_high_ms <= line * (1 + ADVICE_BAND):
+            why = f"{kept.p99_high_ms / line - 1:.0%} over the line of {line:.1f} ms, within the advice's band"
+        elif advised > found.instances and found.p99_high_ms > line * (1 - ADVICE_BAND):
+            why = (f"{found.instances} would hold at {found.p99_high_ms:.1f} ms, within {ADVICE_BAND:.0%} of the "
+                   f"line of {line:.1f} ms")
+        else:
+            return found
+        return replace(kept, holds=True, words=f"{kept.words}; the advice stands ({why})")
 
 
 def lab_predictor(lab: StudyLab, model: str) -> Predictor:

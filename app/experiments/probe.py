@@ -54,8 +54,12 @@ class ProbeProgress:
 
 def levels(settings, most: int = MAX_LEVEL) -> list[int]:
     """Return the concurrencies a probe sends: one alone (batches of one), twice every instance's largest batch (the
-    largest batches, and the host's limit where it has one), and one between (8 on a model that batches to 32): the
-    batch sizes the twin fits its curve to.
+    largest batches, and the host's limit where it has one), and two between, spaced evenly on a log scale (8 and
+    23 on a model that batches to 32): the batch sizes the twin fits its curve to. With one between (8), gpu_sim's
+    batches of 8 to 12 were never measured, and the curve fitted from 1-7 and 13-32 (the top level's times long
+    with its clients' load on the host) made them 5-10 % long; two instances without a delay, batching to 8, were
+    then predicted 9-11 % under their measured saturation. With a level at 23 in flight, sizes 7-14 were measured
+    and the same fit was within 3 % (2026-12-07, /tmp/s13).
 
     Twice, as bench/twin_accuracy's saturation: with only as many in flight as the batches hold, a batch's clients
     are still sending while it runs, the server waits for them and no limit shows (text_len, a batch of 16: 8,600
@@ -63,14 +67,15 @@ def levels(settings, most: int = MAX_LEVEL) -> list[int]:
     19,000 where 32 in flight got 10,300, 2026-12-07)."""
     top = min(2 * max(1, settings.max_batch_size) * instance_count(settings), most)
     middle = max(2, round((top ** 0.5))) if top > 2 else top
-    return sorted({1, middle, top})
+    upper = round((middle * top) ** 0.5)
+    return sorted({1, middle, upper, top})
 
 
 def probe(lab: StudyLab, model: str, level_s: float = LEVEL_S, progress: Callable | None = None,
           cancel: threading.Event | None = None) -> Calibration | None:
     """Send closed-loop traffic to model at each level in turn, note each level's executions between a meter's
     exact edges with the twin, and return its calibration; the traffic that ran before runs again after (None: it
-    learnt nothing). About 1.5 s a level (it was 3 s when each level waited for the poller's whole seconds); where
+    learnt nothing). About 1.3 s a level (it was 3 s when each level waited for the poller's whole seconds); where
     the host, not the server, turns out to be the limit, the top level again for longer (2.6 s) and two levels of an
     open loop follow (5.6 s each: three windows, the median one noted)."""
     found = lab.traffic().spec if lab.traffic().running else None

@@ -25,7 +25,7 @@ def simulate_alone(instances: int, costs: Costs, load: Load, rng: Random, overhe
     mean = costs.mean_us[1] * 1e-6
     service = (mean * np.exp(sigma * noise.standard_normal(len(times)) - sigma * sigma / 2) if sigma
                else np.full(len(times), mean))
-    share, io = costs.share, costs.io_us[1] * 1e-6
+    share, io = costs.share[1], costs.io_us[1] * 1e-6
     private, shared = (service * (1 - share) + io).tolist(), (service * share).tolist()
     stop = load.duration_s + max(1.0, 0.2 * load.duration_s)
     idle, device, push, pop = instances, 0.0, heapq.heappush, heapq.heappop

@@ -12,8 +12,8 @@ from collections import deque
 from app.twin.calibrate import merge
 from app.twin.calibration import Calibration
 
-KEPT = 6  # windows kept per (model, instance count): the newest, so a changed model is relearnt within a minute;
-# a probe of a host-bound model notes 6 (3 closed loops, the top one again, 2 open), and none of them is dropped
+KEPT = 7  # windows kept per (model, instance count): the newest, so a changed model is relearnt in about a minute;
+# a probe of a host-bound model notes 7 (4 closed loops, the top one again, 2 open), and none of them is dropped
 EVERY_S = 10.0  # a model's windows are noted at most this often: predictions asked meanwhile stay cached
 
 

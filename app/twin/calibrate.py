@@ -1,34 +1,18 @@
 """Build a Calibration from what the server already reports: two reads of its statistics API, and its config."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from functools import cache
 
 from app.config.settings import ModelSettings
 from app.metrics.statistics_api import ModelStats, batch_time_delta, stats_reset
-from app.paths import MODEL_REPOSITORY
 from app.twin.batcher import instance_count
 from app.twin.calibration import Calibration, Window
+from app.twin.gpu_sim_prior import GPU_SIM_ITEM_BYTES, GPU_SIM_KEY, cost_parameters, gpu_sim_cost_model
 from app.twin.load import Load
 
 REPRODUCED_S = 4.0  # simulated seconds of a window's own traffic, to see whether the twin reproduces it
-
-GPU_SIM_KEY = "compute_us_batch1"  # a config whose parameters hold this runs the lab's gpu_sim cost model
-GPU_SIM_ITEM_BYTES = 1024  # gpu_sim's input: 256 float32 per item
-
-
-@cache
-def _gpu_sim_cost_model():
-    """Return gpu_sim's CostModel class, read from the model itself so the twin never copies its rule."""
-    spec = importlib.util.spec_from_file_location("tbl_gpu_sim_model", MODEL_REPOSITORY / "gpu_sim/1/model.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module.CostModel
 
 
 def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int],
@@ -44,7 +28,7 @@ def gpu_sim_share(parameters: Mapping[str, str], executions: Mapping[int, int],
     AD, 2026-12-07)."""
     if GPU_SIM_KEY not in parameters or not executions:
         return None, ""
-    cost = _gpu_sim_cost_model().from_parameters(dict(parameters))
+    cost = gpu_sim_cost_model().from_parameters(dict(parameters))
     device = sum(n * cost.compute_us(b) for b, n in executions.items())
     measured = sum((measured_ns or {}).get(b, 0) for b in executions) / 1e3
     if measured > device:
@@ -82,7 +66,8 @@ def calibrate_from_stats(before: ModelStats | None, after: ModelStats, settings:
     # one instance's times: with more, a measured execution holds the wait for the device too
     measured = {size: ns for size, _, ns in window.batches} if window.instances == 1 else None
     prior, note = gpu_sim_share(dict(settings.parameters), {size: n for size, n, _ in window.batches}, measured)
-    return Calibration((window,), client_overhead_us, prior, note, cv)
+    return Calibration((window,), client_overhead_us, prior, note, cv,
+                       cost_model=cost_parameters(dict(settings.parameters)))
 
 
 def merge(calibrations: Iterable[Calibration]) -> Calibration:
@@ -95,7 +80,8 @@ def merge(calibrations: Iterable[Calibration]) -> Calibration:
     return Calibration(tuple(w for c in cals for w in c.windows),
                        sum(overheads) / len(overheads) if overheads else None,
                        prior.prior_share if prior else None, prior.prior_note if prior else "",
-                       next((c.cv for c in cals if c.cv is not None), None), cals[0].min_executions)
+                       next((c.cv for c in cals if c.cv is not None), None), cals[0].min_executions,
+                       next((c.cost_model for c in cals if c.cost_model), ()))
 
 
 SIMULATED = ("queue", "compute_input", "compute_infer", "compute_output")  # the request's time the twin simulates

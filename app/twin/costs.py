@@ -10,16 +10,16 @@ from dataclasses import dataclass, replace
 class Costs:
     """Execution time per batch size (index = size, µs), its coefficient of variation, and contention.
 
-    An execution of a batch of b, of mean t, runs (1 - share)·t + io_us[b] on its own instance and share·t on one
-    device that all instances take turns on (first come, first served): the lab's gpu_sim holds a lock around its
-    compute, and a CPU model on C cores behaves alike with share = 1/C. io_us (compute_input + compute_output, the
-    backend's reading and writing of tensors) is per batch size; one number stands for every size.
+    An execution of a batch of b, of mean t, runs (1 - share[b])·t + io_us[b] on its own instance and share[b]·t on
+    one device that all instances take turns on (first come, first served): the lab's gpu_sim holds a lock around
+    its compute, and a CPU model on C cores behaves alike with share = 1/C. io_us (compute_input + compute_output,
+    the backend's reading and writing of tensors) and share are per batch size; one number stands for every size.
     """
 
     mean_us: tuple[float, ...]
     cv: tuple[float, ...] = ()
     io_us: tuple[float, ...] | float = 0.0
-    share: float = 0.0
+    share: tuple[float, ...] | float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mean_us", tuple(float(m) for m in self.mean_us))
@@ -32,8 +32,14 @@ class Costs:
         object.__setattr__(self, "cv", cv)
         if len(self.cv) != len(self.mean_us):
             raise ValueError("cv needs one entry per batch size, like mean_us")
-        if not 0.0 <= self.share <= 1.0:
+        share = self.share
+        share = (0.0, *(float(share),) * (len(self.mean_us) - 1)) if isinstance(share, (int, float)) else \
+            tuple(map(float, share))
+        if len(share) != len(self.mean_us):
+            raise ValueError("share needs one entry per batch size, like mean_us (or one number for all)")
+        if not all(0.0 <= x <= 1.0 for x in share):
             raise ValueError(f"share is {self.share}; the device part of an execution lies between 0 and 1")
+        object.__setattr__(self, "share", share)
 
     @classmethod
     def table(cls, cost_us: Callable[[int], float], max_batch: int, cv: float = 0.0, io_us: float = 0.0,
@@ -41,6 +47,11 @@ class Costs:
         """Build from a function of the batch size (sizes 1..max_batch)."""
         sizes = range(max(1, max_batch) + 1)
         return cls(tuple(0.0 if b == 0 else cost_us(b) for b in sizes), (cv,) * len(sizes), io_us, share)
+
+    @property
+    def shared(self) -> bool:
+        """Return whether executions take turns on a shared device at all."""
+        return any(self.share)
 
     @property
     def max_batch(self) -> int:

@@ -244,7 +244,7 @@ def capacity_bound(calibration: Calibration, settings: ModelSettings) -> float:
     best = 0.0
     for size in range(1, batcher.max_batch + 1):
         per_instance = size / (costs.service_us(size) * 1e-6)
-        device = size / (costs.share * costs.mean_us[size] * 1e-6) if costs.share else float("inf")
+        device = size / (costs.share[size] * costs.mean_us[size] * 1e-6) if costs.share[size] else float("inf")
         best = max(best, min(batcher.instances * per_instance, device))
     return best
 

@@ -76,7 +76,7 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
 
     means = [m * 1e-6 for m in costs.mean_us]
     sigmas = costs.sigmas()
-    ios, share = [i * 1e-6 for i in costs.io_us], costs.share
+    ios, shares, shared = [i * 1e-6 for i in costs.io_us], costs.share, costs.shared
     best_upto, next_above = _tables(batcher)
     max_batch, max_pref, delay, slots = batcher.max_batch, batcher.max_preferred, batcher.delay_s, batcher.slots
     merge = batcher.batching and delay > 0 and max_batch > 1  # InstanceQueue::Dequeue's merge of queued batches
@@ -149,7 +149,8 @@ def simulate(batcher: Batcher, costs: Costs, load: Load, rng: Random, overhead_u
                         draws, drawn = noise.standard_normal(4096).tolist(), 0
                     mean *= exp(sigmas[size] * draws[drawn] - sigmas[size] ** 2 / 2)
                     drawn += 1
-                if share:  # its own part first, then it asks for the device
+                if shared:  # its own part first, then it asks for the device
+                    share = shares[size]
                     push(asking, (now + mean * (1 - share) + ios[size], seq, runs, now, size, mean * share))
                 else:
                     done = now + mean + ios[size]

@@ -105,8 +105,17 @@ class Run:
             inside &= self.cls == cls
         return float(inside.sum() / (self.end_s - self.warmup_s))
 
+    @cached_property
+    def _figures(self) -> dict:
+        return {}  # figures per class index (None: every request), each computed once: a run does not change
+
     def figures(self, cls: int | None = None) -> RunFigures:
         """Return the window's figures for every request, or for one class index."""
+        if cls not in self._figures:
+            self._figures[cls] = self._figures_of(cls)
+        return self._figures[cls]
+
+    def _figures_of(self, cls: int | None) -> RunFigures:
         pick, s = self._window(cls), self.samples(cls)
         state = self.state[pick]
         if cls is None:

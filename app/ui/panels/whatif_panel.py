@@ -162,7 +162,7 @@ def _probe_button(lab: LabPort, model: str, key: str) -> None:
     """Offer the twin's probe: a few seconds of traffic at a few concurrencies, no config changed."""
     if not can_operate():
         return
-    if st.button("Calibrate the twin (a probe of about 5 s, 20 s where the host is the limit)", key=f"{key}:probe", disabled=lab.job_running(),
+    if st.button("Calibrate the twin (a probe of about 6 s, 20 s where the host is the limit)", key=f"{key}:probe", disabled=lab.job_running(),
                  help="closed-loop traffic at a few concurrencies, so the server forms small and large batches; the "
                       "traffic running now stops meanwhile and starts again after"):
         from app.experiments.probe import probe_job  # noqa: PLC0415 - a study's job

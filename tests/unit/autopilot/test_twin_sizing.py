@@ -94,6 +94,33 @@ def test_advice_keeps_the_knobs_served_and_waits_a_dwell_before_the_same_advice(
     pilot.record(DecisionOutcome(APPLIED, t=115.0))
 
 
+def test_advice_not_acted_on_stands_while_the_twin_puts_it_near_the_line_and_moves_when_clearly_off():
+    """The twin's line is 80 % of the SLA (40 ms); its p99 for n instances at r/s is 5 / (1 - r / (100 n)) ms. Near
+    the line, advice given before and not acted on stands (it flipped between +1 and +3 from one window to the
+    next); clear of the band, it follows the twin."""
+    clock = [100.0]
+    pilot = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=(), dwell_s=10.0), clock=lambda: clock[0],
+                      sizer=TwinSizer(_predictor(capacity_per_instance=100.0)))
+    advised = []
+    for t, offered in ((100.0, 400.0), (115.0, 345.0), (130.0, 320.0), (145.0, 352.0), (160.0, 360.0)):
+        clock[0] = t
+        decision = pilot.decide(_window(t, 60.0, offered, 100.0), _settings(1), t)
+        assert decision.changes, decision.reason
+        pilot.record(DecisionOutcome(ADVISED, t=t))
+        advised.append((offered, decision.knobs["instance_count"], decision.reason))
+    counts = [n for _, n, _ in advised]
+    # 400/s: 5 (25 ms). 345/s: 4 would do at 36.4 ms, within 10 % of the line: 5 stands. 320/s: 4 at 25 ms, clearly
+    # under: 4. 352/s: 4 is 41.7 ms, 4 % over: 4 stands. 360/s: 4 is 50 ms, 25 % over: 5.
+    assert counts == [5, 5, 4, 4, 5], advised
+    assert "the advice stands (4 would hold at 36.4 ms" in advised[1][2], advised[1][2]
+    assert "the advice stands (4% over the line of 40.0 ms" in advised[3][2], advised[3][2]
+    assert "the advice stands" not in advised[2][2] + advised[4][2], advised
+    sizer = TwinSizer(_predictor(capacity_per_instance=100.0))
+    assert sizer.fewest(_settings(1), 345.0, SLA_MS, 2, 6).instances == 4  # no advice before: the fewest that hold
+    assert sizer.fewest(_settings(1), 345.0, SLA_MS, 2, 6, advised=5).instances == 5
+    assert sizer.fewest(_settings(1), 345.0, SLA_MS, 2, 4, advised=5).instances == 4, "advice outside the bounds"
+
+
 class _LoadLab:
     """A lab whose traffic to the model is the load given (None: none)."""
 

@@ -1,6 +1,7 @@
 """Calibration from two statistics reads: exact recovery of a known cost table, what it lacks, contention."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,26 @@ def test_without_batch_statistics_of_io_one_mean_stands_for_every_size():
     before = _read({})
     cal = calibrate_from_stats(before, _read({1: 300, 8: 80}, base=before), _settings())
     assert cal.io_at(1) == cal.io_at(8) == pytest.approx(IO_US), (cal.io_at(1), cal.io_at(8))
+
+
+def test_gpu_sim_batches_hold_its_device_for_their_own_compute_not_one_share_of_their_time():
+    """Each size holds gpu_sim's device for the cost model's compute of that size: three instances batching to 8
+    answer what the device allows for batches of 8, where one share of every size's time (the probe's mix) would
+    give them 13 % more."""
+    from app.twin.predict import saturation  # noqa: PLC0415
+
+    params = {"compute_us_batch1": "3000", "compute_batch_exponent": "0.35", "launch_overhead_us": "2500",
+              "copy_us_per_kib": "250", "compute_saturation_batch": "16"}
+    # compute 3,000 · b^0.35 µs (1: 3,000; 4: 4,925; 8: 6,212), each execution 4,000 µs more of its own
+    table = {1: 7000.0, 4: 8925.0, 8: 10212.0}
+    cal = calibrate_from_stats(None, _read({1: 100, 4: 100, 8: 100}, table=table), _settings(1, **params))
+    three = ModelSettings(max_batch_size=8, instance_groups=(InstanceGroup(3),),
+                          dynamic_batching=DynamicBatching((8,), 0), parameters=params)
+    device_bound = 8 / 6212e-6  # 1,288 req/s: the device busy with batches of 8 all the time
+    per_size = saturation(cal, three).value
+    one_share = saturation(replace(cal, cost_model=()), three).value
+    assert per_size == pytest.approx(device_bound, rel=0.03), (per_size, device_bound)
+    assert one_share > 1.08 * device_bound, (one_share, device_bound)  # the same twin without the cost model's sizes
+    # alone (batches of one, the fast path of open loops): 3,000 µs of the device each
+    single = ModelSettings(max_batch_size=0, instance_groups=(InstanceGroup(3),), parameters=params)
+    assert saturation(cal, single).value == pytest.approx(1 / 3000e-6, rel=0.03), saturation(cal, single)

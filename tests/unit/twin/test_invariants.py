@@ -1,6 +1,7 @@
 """Invariants over many random configs and loads: every request is accounted for, batches respect the limits."""
 from __future__ import annotations
 
+from dataclasses import replace
 from random import Random
 
 import numpy as np
@@ -21,6 +22,8 @@ def _random_case(r: Random) -> tuple[Batcher, Costs, Load]:
                       policies=policies, batching=max_batch > 1, prefetch=plain)
     costs = Costs.table(lambda b: 400 + 150 * b, max_batch, cv=r.choice([0.0, 0.2]), io_us=r.choice([0.0, 30.0]),
                         share=r.choice([0.0, 0.5, 1.0]))
+    if r.random() < 0.3:  # each size its own part of the shared device (gpu_sim's compute per size)
+        costs = replace(costs, share=(0.0, *(r.uniform(0.2, 1.0) for _ in range(max_batch))))
     classes = tuple(ClassShare(f"c{i}", r.random() + 0.1, r.randint(0, levels)) for i in range(r.randint(1, 3)))
     load = r.choice([Load.poisson(r.uniform(200, 6000), 1.0), Load.bursty(r.uniform(200, 3000), 1.0),
                      Load.closed(r.randint(1, 40), 1.0)]).with_classes(*classes)
