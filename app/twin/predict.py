@@ -13,21 +13,13 @@ from random import Random
 
 from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
-from app.twin.calibration import HOST_P99_SPREAD, Calibration, Outside, beyond_spread
+from app.twin.calibration import (HOST_P99_SPREAD, MODEL_CLOSED_RPS_SPREAD, MODEL_LATENCY_SPREAD, Calibration,
+                                  Outside, beyond_spread)
 from app.twin.load import Arrivals, Load
 from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
 
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
-# How far the twin's own figures are from what is measured where the server is the limit, as ratios: a latency's
-# interval spans at least this either side, as no seeds and calibration edges can (they spanned ±2 % while a
-# 20 s window of gpu_sim at 16 in flight read 3-4 % under the value in 13 of 14 windows, 2026-12-07). From
-# bench/twin_accuracy on gpu_sim, runs AH, AJ, AM and AN of 2026-12-07 (four runs of the kept behaviour,
-# configurations the calibration never saw): 80 % of 96 p99 measurements within 1.148x of the prediction (median
-# 1.085, 90 % 1.224), 80 % of 48 closed-loop saturation measurements within 1.064x. The p50 is not measured there:
-# the p99's spread stands for it. A closed loop's throughput follows its latency; an open loop's is its rate.
-MODEL_LATENCY_SPREAD = 1.15
-MODEL_CLOSED_RPS_SPREAD = 1.065
 BEYOND = 1.1  # a rate this far past the fastest window the clients' tail was seen at is said to lie beyond it
 OVERLOADED = 0.95  # an open loop answered under this share of its rate is overloaded: its queue grows all run long
 

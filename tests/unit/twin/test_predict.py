@@ -366,3 +366,19 @@ def test_an_open_loop_beyond_what_the_config_answers_is_said_to_be_overloaded():
     assert f"of the {2 * limit:,.0f} req/s offered" in line and "not a steady state" in line, line
     assert not predict(cal, settings, Load.poisson(0.5 * limit, 5.0), replications=2).overloaded
     assert not predict(cal, settings, Load.closed(64, 5.0), replications=2).overloaded  # a closed loop waits
+
+
+def test_a_window_that_asked_for_more_than_the_fastest_and_got_less_shows_the_ceiling():
+    """text_len's probe (run AQ): 14 in flight got 7,509 answers/s of the 8,083 expected, then 32 in flight 5,870 of
+    9,929 with the host 86 % busy — more asked, less answered: the host's limit, though slower than the fastest."""
+    def w(rps: float, expected: float, host: float) -> Window:
+        return Window(1, ((8, 100, 100 * 1_000_000),), 800, seconds=1.0, client_rps=rps, expected_rps=expected,
+                      host_cpu=host)
+    cal = Calibration((w(2_111.0, 2_498.0, 0.51), w(5_376.0, 6_161.0, 0.81), w(7_509.0, 8_083.0, 0.848),
+                       w(5_870.0, 9_929.0, 0.86)))
+    assert cal.host_ceiling is not None, cal.windows
+    assert abs(cal.host_ceiling[0] - (7_509.0 + 5_870.0) / 2) < 1e-6, cal.host_ceiling
+    assert "expected 9,929" in cal.host_ceiling[1], cal.host_ceiling[1]
+    # a slower window that asked for less than the fastest and fell short is still the overhead varying
+    slower = Calibration((w(7_509.0, 8_083.0, 0.848), w(5_376.0, 7_000.0, 0.81)))
+    assert slower.host_ceiling is None, slower.host_ceiling
