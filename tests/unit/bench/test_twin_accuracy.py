@@ -37,3 +37,17 @@ def test_a_saturation_measured_twice_counts_both_and_itself():
     assert got["saturation_within_10pct"] == "1/2" and got["saturation_repeat_within_10pct"] == "0/1", got
     assert summary([{"model": "m", "loads": [], "saturation": {"error": 0.0}}])["m"][
         "saturation_repeat_within_10pct"] is None
+
+
+def test_a_prediction_within_the_goal_of_the_span_of_a_points_two_measurements_counts_as_near_both():
+    """Measured 10 and 14 ms: 11 lies between (near both), 16.5 within 20 % of the higher, 7.9 under 80 % of the
+    lower; a point measured once is not counted. Saturations 1,050 and 1,200: 1,000 within 10 % of the lower."""
+    rows = [{"model": "m", "saturation": {"error": (1000 - 1050) / 1050, "error_again": (1000 - 1200) / 1200},
+             "loads": [_load(8.0, 11.0, 13.0, 10.0, 14.0), _load(8.0, 16.5, 18.0, 10.0, 14.0),
+                       _load(6.0, 7.9, 9.0, 10.0, 14.0), _load(4.0, 5.0, 6.0, 7.0)]}]
+    got = summary(rows)["m"]
+    assert got["p99_within_20pct_of_both"] == "2/3", got
+    assert got["saturation_within_10pct_of_both"] == "1/1", got
+    assert got["p99_within_20pct"] == "2/7", "against each measurement alone: 11 of 10, 16.5 of 14"
+    assert summary([{"model": "m", "loads": [], "saturation": {"error": 0.0}}])["m"][
+        "saturation_within_10pct_of_both"] is None
