@@ -414,8 +414,8 @@ class Calibration:
 
     def _device_profile(self, size: SizeCost) -> float:
         """Return how much more than the one share a size's execution holds the shared device (1 without a known
-        cost model): gpu_sim's compute is not one share of every size's time (0.47 of a batch of one as measured,
-        0.48 of four, 0.43 of eight), and one share held the device 5 % short for the batches of four that three
+        cost model): gpu_sim's compute is not one share of every size's time (0.43 of a batch of one as measured,
+        0.45 of four, 0.41 of eight), and one share held the device 5 % short for the batches of four that three
         instances without a delay form with it 97 % busy — their queue 4.5 ms where 11.6 were measured, p99 -33 %
         (2026-12-07, /tmp/s13). The profile keeps the share's level (fitted, or the prior and its range) and gives
         each size the cost model's compute where the share is the prior's."""
