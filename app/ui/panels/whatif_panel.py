@@ -11,6 +11,7 @@ from app.config.settings import ModelSettings
 from app.lab.ports import LabPort
 from app.metrics.catalog import fmt, label
 from app.twin.batcher import Unsupported, batcher_of
+from app.twin.calibration import MODEL_LATENCY_SPREAD
 from app.twin.checks import SHOWN
 from app.twin.predict import Interval, Prediction
 from app.ui.access import can_operate
@@ -102,7 +103,8 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
     sure = (then or now).confidence
     st.caption(f"The twin: a discrete-event model of Triton's batcher and instances, calibrated on what this server "
                f"reported ({sure}). Intervals span its seeds, what the calibration allows and at least the error it has "
-               "shown against measurements (latencies ±15 %); the live column is measured. A prediction guides; "
+               f"shown against measurements (latencies {MODEL_LATENCY_SPREAD - 1:.0%} either way); the live column is "
+               "measured. A prediction guides; "
                "Apply measures.")
     lacks = (then or now).lacks
     if lacks:
