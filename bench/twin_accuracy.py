@@ -43,11 +43,17 @@ from loadgen.stats import ALL
 
 MODELS = {"gpu_sim": MODEL_REPOSITORY, "mlp": MODEL_REPOSITORY, "text_len": ROOT / "tests" / "third_party_repository"}
 GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
+# Where the host's CPUs are this busy, a host-bound open loop's tail tips over in some windows and not in others: mlp
+# at 2,500 and 4,500 req/s and text_len at 2,100 and 4,200 (1-3 instances, max_queue_delay 0 and 2000 µs, two 5 s
+# windows a point, 2026-12-08): the 24 windows with the host under 0.75 busy read 2.1-8.7 ms, the 12 at 0.75-0.99
+# read 6.5-390 ms, 10 of them over 10 ms. The summary counts the p99s measured under it and at or over it apart.
+HOST_TIPPING = 0.75
 RATE_MAX = LIMITS["rate"].high  # one load generator's bound: a share of a faster saturation is sent at this
 
 
 def measure(lab: LabPort, model: str, spec, seconds: float) -> dict:
-    """Run spec for seconds (one second of warm-up dropped); return the window's client throughput and p99."""
+    """Run spec for seconds (one second of warm-up dropped); return the window's client throughput and p99, the mean
+    batch and the host's CPU utilisation (Triton's nv_cpu_utilization over the window; None where not reported)."""
     lab.start_traffic(spec)
     while lab.traffic().started_at is None and lab.traffic().running:
         time.sleep(0.05)
@@ -58,7 +64,7 @@ def measure(lab: LabPort, model: str, spec, seconds: float) -> dict:
     figures = lab.measure(model, t0 + 1.0, t0 + 1.0 + seconds)
     row = figures.row(ALL)
     return {"throughput_rps": row.throughput_rps, "p99_ms": row.p99_ms, "samples": row.latency_n,
-            "mean_batch": figures.server.avg_batch}
+            "mean_batch": figures.server.avg_batch, "host_cpu": figures.server.cpu_util}
 
 
 def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tuple[int, ...], seconds: float,
@@ -159,7 +165,11 @@ def _print_row(row: dict) -> None:
     for load in row["loads"]:
         m, p = load["measured"], load["predicted"]
         again = f" and {load['measured_again']['p99_ms'] or 0:.2f}" if load.get("measured_again") else ""
-        print(f"    {load['share_of_saturation']:.0%} ({load['rate']:g} req/s): p99 measured {m['p99_ms'] or 0:.2f}{again} ms, "
+        host = ", ".join(f"{x['host_cpu']:.0%}" for x in (m, load.get("measured_again"))
+                         if x and x.get("host_cpu") is not None)
+        host = f" (host {host} busy)" if host else ""
+        print(f"    {load['share_of_saturation']:.0%} ({load['rate']:g} req/s): p99 measured {m['p99_ms'] or 0:.2f}{again} ms"
+              f"{host}, "
               f"predicted {p['p99_ms']['value']:.2f} [{p['p99_ms']['low']:.2f}, {p['p99_ms']['high']:.2f}] "
               f"({_pct(load['p99_error'])}); throughput {_pct(load['throughput_error'])}", flush=True)
 
@@ -188,6 +198,11 @@ def summary(rows: list[dict]) -> dict:
                      if r["saturation"].get("repeat_error") is not None]
         errors = [(abs(x[k]), x.get("beyond_reach", False)) for r in mine for x in r["loads"]
                   for k in ("p99_error", "p99_error_again") if x.get(k) is not None]
+        # each p99 error beside the host's CPU utilisation of the window it was measured in
+        hosts = [(abs(x[k]), (x.get(m) or {}).get("host_cpu")) for r in mine for x in r["loads"]
+                 for k, m in (("p99_error", "measured"), ("p99_error_again", "measured_again")) if x.get(k) is not None]
+        calm = [e for e, h in hosts if h is not None and h < HOST_TIPPING]
+        busy = [e for e, h in hosts if h is not None and h >= HOST_TIPPING]
         p99 = [e for e, _ in errors]
         reached = [e for e, beyond in errors if not beyond]  # the points the twin did not say lie beyond what it saw
         again = [abs(x["p99_repeat_error"]) for r in mine for x in r["loads"] if x.get("p99_repeat_error") is not None]
@@ -206,6 +221,9 @@ def summary(rows: list[dict]) -> dict:
                       "p99_within_20pct": f"{sum(e <= GOAL_P99 for e in p99)}/{len(p99)}",
                       "p99_median_error": statistics.median(p99) if p99 else None,
                       "p99_within_20pct_not_beyond": f"{sum(e <= GOAL_P99 for e in reached)}/{len(reached)}",
+                      # apart: the p99s measured with the host's CPUs under HOST_TIPPING busy, and at or over it
+                      "p99_within_20pct_host_calm": f"{sum(e <= GOAL_P99 for e in calm)}/{len(calm)}",
+                      "p99_within_20pct_host_busy": f"{sum(e <= GOAL_P99 for e in busy)}/{len(busy)}",
                       # the measurement against itself: the second measurement of each point against the first
                       "p99_repeat_within_20pct": f"{sum(e <= GOAL_P99 for e in again)}/{len(again)}" if again else None,
                       "p99_repeat_median_error": statistics.median(again) if again else None,

@@ -152,7 +152,8 @@ class MetricsPoller:
         """Return one model's server figures over [t0, t1) from counter differences, with its batch sizes.
 
         Adds `batch_hist` and `per_item_us_by_batch` (statistics API differences), `up` (every poll in
-        the window answered) and `down_s` (seconds the window was without an answer).
+        the window answered), `down_s` (seconds the window was without an answer) and `cpu_util` (the host's CPU
+        utilisation over the window, host_cpu).
         """
         with self._lock:
             samples = [s for s in self._history if t0 < s.t <= t1]
@@ -162,6 +163,7 @@ class MetricsPoller:
                                                   min_executions=PATTERN_MIN_EXECUTIONS)
         out["up"] = bool(samples) and all(s.up for s in samples)
         out["down_s"] = self.interval_s * sum(1 for s in samples if not s.up)
+        out["cpu_util"] = self.host_cpu(t0, t1)
         return out
 
     def delta(self, model: str, t0: float, t1: float) -> tuple[CounterDelta, dict[int, int]]:

@@ -111,7 +111,8 @@ class ServerFigures(_Side):
     per_item_us_by_batch: dict[int, float] | None = None
     up: bool | None = None  # every poll in the window answered
     down_s: Number = None  # seconds the window was without an answer
-    # the catalog's instant and sliding-window readings: no window computes them today (a row that has them keeps them)
+    # the catalog's instant and sliding-window readings: a window computes cpu_util (the mean of the polls' readings),
+    # none the others today (a row that has them keeps them)
     p50_us: Number = None
     p90_us: Number = None
     p95_us: Number = None

@@ -51,3 +51,17 @@ def test_a_prediction_within_the_goal_of_the_span_of_a_points_two_measurements_c
     assert got["p99_within_20pct"] == "2/7", "against each measurement alone: 11 of 10, 16.5 of 14"
     assert summary([{"model": "m", "loads": [], "saturation": {"error": 0.0}}])["m"][
         "saturation_within_10pct_of_both"] is None
+
+
+def test_the_p99s_measured_with_the_host_calm_and_busy_are_counted_apart():
+    """Each p99 error goes with the host's CPU of its own window: 10 against 10 at 0.5 busy (within), 10 against 14
+    at 0.9 (not), 5 against 7 at 0.6 (not); a window without the host's reading counts in neither."""
+    rows = [{"model": "m", "saturation": {"error": 0.0},
+             "loads": [_load(8.0, 10.0, 13.5, 10.0, 14.0), _load(4.0, 5.0, 6.0, 7.0), _load(1.0, 2.0, 3.0, 2.0)]}]
+    rows[0]["loads"][0]["measured"]["host_cpu"] = 0.5
+    rows[0]["loads"][0]["measured_again"]["host_cpu"] = 0.9
+    rows[0]["loads"][1]["measured"]["host_cpu"] = 0.6
+    got = summary(rows)["m"]
+    assert got["p99_within_20pct_host_calm"] == "1/2", got
+    assert got["p99_within_20pct_host_busy"] == "0/1", got
+    assert got["p99_within_20pct"] == "2/4", "the third point, 2 against 2, has no host reading: counted once overall"

@@ -199,3 +199,15 @@ def test_the_source_survives_export_and_restore():
     old = MetricsPoller(EP, clock=clock, fetch=server.fetch)  # a history saved before sources existed
     old.restore([{k: v for k, v in d.items() if k not in ("source", "metrics_error")} for d in poller.export(0.0)])
     assert old.snapshot("gpu_sim", now=1001.0).source == "metrics"
+
+
+def test_a_window_carries_the_hosts_cpu_utilisation_over_its_polls():
+    """The captures read nv_cpu_utilization 0.01 then 0: a window over both has their mean, one over the second its
+    reading; a window without a poll has none."""
+    server, clock = FakeServer(), Clock(1000.0)
+    poller = MetricsPoller(EP, clock=clock, fetch=server.fetch)
+    _poll(poller, server, clock, "s1_after_200", 1000.0)
+    _poll(poller, server, clock, "s2_after_300", 1002.0)
+    assert poller.window("gpu_sim", 999.0, 1002.0)["cpu_util"] == 0.005
+    assert poller.window("gpu_sim", 1001.0, 1002.0)["cpu_util"] == 0.0
+    assert poller.window("gpu_sim", 1003.0, 1004.0)["cpu_util"] is None
