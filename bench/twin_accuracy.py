@@ -37,17 +37,13 @@ from app.config.read import settings_of
 from app.paths import MODEL_REPOSITORY, ROOT
 from app.traffic.form import TrafficForm, build_spec
 from app.twin.from_spec import load_of
+from app.twin.host_load import HOST_TIPPING  # where a host-bound tail tips over: p99s under it and over it apart
 from app.twin.predict import predict, saturation
 from loadgen.limits import LIMITS
 from loadgen.stats import ALL
 
 MODELS = {"gpu_sim": MODEL_REPOSITORY, "mlp": MODEL_REPOSITORY, "text_len": ROOT / "tests" / "third_party_repository"}
 GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
-# Where the host's CPUs are this busy, a host-bound open loop's tail tips over in some windows and not in others: mlp
-# at 2,500 and 4,500 req/s and text_len at 2,100 and 4,200 (1-3 instances, max_queue_delay 0 and 2000 µs, two 5 s
-# windows a point, 2026-12-08): the 24 windows with the host under 0.75 busy read 2.1-8.7 ms, the 12 at 0.75-0.99
-# read 6.5-390 ms, 10 of them over 10 ms. The summary counts the p99s measured under it and at or over it apart.
-HOST_TIPPING = 0.75
 RATE_MAX = LIMITS["rate"].high  # one load generator's bound: a share of a faster saturation is sent at this
 
 
@@ -123,7 +119,9 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
                 guess = predict(calibration, settings, load_of(spec), replications=5)
                 row["loads"].append({"share_of_saturation": share, "rate": rate, "measured": seen, "predicted": {
                     "throughput_rps": asdict(guess.throughput_rps), "p99_ms": asdict(guess.p99_ms),
-                    "mean_batch": asdict(guess.mean_batch)}, "p99_error": _error(guess.p99_ms.value, seen["p99_ms"]),
+                    "mean_batch": asdict(guess.mean_batch), "host_cpu": guess.host_cpu},
+                    "p99_error": _error(guess.p99_ms.value, seen["p99_ms"]),
+                    "near_tipping": any(line.startswith("a host near its tipping point") for line in guess.lacks),
                     "beyond_reach": any(line.startswith("beyond what was seen") for line in guess.lacks),
                     "throughput_error": _error(guess.throughput_rps.value, seen["throughput_rps"]),
                     "measured_again": again,
@@ -138,10 +136,11 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
 
 
 def _windows(calibration) -> list[dict]:
-    """Return what the twin's prediction rests on: each calibration window's instances, loop, answers/s and the
-    clients' time outside the server (mean and p99, µs), what the twin expected of its traffic, how busy the
-    host's CPUs were, and the clients' p99 of every window its level was cut into (µs)."""
+    """Return what the twin's prediction rests on: each calibration window's instances, loop, answers/s, executions
+    per second and the clients' time outside the server (mean and p99, µs), what the twin expected of its traffic,
+    how busy the host's CPUs were, and the clients' p99 of every window its level was cut into (µs)."""
     return [{"instances": w.instances, "open_loop": w.open_loop, "client_rps": w.client_rps,
+             "executions_per_s": sum(n for _, n, _ in w.batches) / w.seconds if w.seconds else None,
              "expected_rps": w.expected_rps, "host_cpu": w.host_cpu, "outside_us": w.outside_us,
              "outside_p99_us": w.outside_p99_us, "p99_parts_us": list(w.p99_parts_us)} for w in calibration.windows]
 
@@ -167,7 +166,8 @@ def _print_row(row: dict) -> None:
         again = f" and {load['measured_again']['p99_ms'] or 0:.2f}" if load.get("measured_again") else ""
         host = ", ".join(f"{x['host_cpu']:.0%}" for x in (m, load.get("measured_again"))
                          if x and x.get("host_cpu") is not None)
-        host = f" (host {host} busy)" if host else ""
+        host = f" (host {host} busy" + (f", {p['host_cpu']:.0%} predicted" if p.get("host_cpu") is not None else "") \
+            + ")" if host else ""
         print(f"    {load['share_of_saturation']:.0%} ({load['rate']:g} req/s): p99 measured {m['p99_ms'] or 0:.2f}{again} ms"
               f"{host}, "
               f"predicted {p['p99_ms']['value']:.2f} [{p['p99_ms']['low']:.2f}, {p['p99_ms']['high']:.2f}] "

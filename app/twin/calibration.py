@@ -15,6 +15,7 @@ from app.twin.contention import Contention, fit_contention
 from app.twin.costs import Costs
 from app.twin.curve import Curve, fit_curve
 from app.twin.gpu_sim_prior import device_us
+from app.twin.host_load import HostLoad, fit_host_load
 
 DEFAULT_CV = 0.1  # per-execution spread when no two windows show it: sleep-based models jitter less, real ones more
 MIN_EXECUTIONS = 20  # fewer executions of a size than this, and its mean leans on the fitted curve
@@ -242,6 +243,13 @@ class Calibration:
         return rate, (
             f"its clients got {rate:,.0f} answers/s{over} where the twin, calibrated on those very executions, "
             f"expected {shown.expected_rps:,.0f}{busy}: the client, the HTTP frontend or the host's CPUs hold it back")
+
+    @cached_property
+    def host_load(self) -> HostLoad | None:
+        """Return the host's CPU utilisation as a share per answer and per execution a second, fitted to the windows
+        that read it (None: too few did)."""
+        return fit_host_load((w.client_rps, sum(n for _, n, _ in w.batches) / w.seconds, w.host_cpu)
+                             for w in self.windows if w.seconds and w.client_rps)
 
     def outside(self, open_loop: bool, rate_rps: float, steady: bool = False) -> Outside:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.

@@ -15,6 +15,7 @@ from app.config.settings import ModelSettings
 from app.twin.batcher import Batcher, batcher_of
 from app.twin.calibration import (HOST_P99_SPREAD, MODEL_CLOSED_RPS_SPREAD, MODEL_LATENCY_SPREAD, Calibration,
                                   Outside, beyond_spread)
+from app.twin.host_load import HOST_TIPPING
 from app.twin.load import Arrivals, Load
 from app.twin.simulated import Run, RunFigures
 from app.twin.scheduler import simulate
@@ -22,6 +23,11 @@ from app.twin.scheduler import simulate
 EDGE_SHARE = 0.01  # batch sizes under 1 % of executions do not sway the confidence statement
 BEYOND = 1.1  # a rate this far past the fastest window the clients' tail was seen at is said to lie beyond it
 OVERLOADED = 0.95  # an open loop answered under this share of its rate is overloaded: its queue grows all run long
+# How far the host's utilisation, fitted to a probe's windows at one instance, misses what a config at that instance
+# count then keeps it at: within 0.1 in 11 of 12 readings (mlp and text_len, 2 rates, max_queue_delay 0 and 2000 µs,
+# two 5 s windows each; the fit low by 0.04 at the median, 2026-12-08). A prediction this near HOST_TIPPING says the
+# tail may tip over.
+HOST_MARGIN = 0.1
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class Prediction:
     lacks: tuple[str, ...]
     replications: int
     overloaded: bool = False  # an open loop the config answers under OVERLOADED of: no steady state (said in lacks)
+    host_cpu: float | None = None  # the host's CPU utilisation expected, 0-1, where the host is the limit (HostLoad)
 
 
 def _runs(cal: Calibration, batcher: Batcher, load: Load, seed: int, replications: int):
@@ -196,6 +203,12 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
         # spans as far (text_len at 4,700 req/s: its 1.5 s windows read 2.5-75 ms within a minute, 2026-12-07).
         classes = _each(figures, classes, ("p99_ms",), lambda i: i.spanning(tail[0], tail[1]))
         outside_lacks += (f"an unsteady tail: {tail[2]}; the p99's interval spans as far below and above",)
+    host, tipping = _host_busy(calibration, batcher, plain_runs)
+    if tipping:
+        slowest = max(w.client_p99_us for w in calibration.windows if w.client_p99_us) / 1e3
+        classes = _each(figures, classes, ("p99_ms",), lambda i: Interval(i.value, i.low, max(i.high, slowest)))
+        outside_lacks += (f"{tipping}; the p99's interval reaches the slowest the calibration's windows saw "
+                          f"({slowest:.1f} ms)",)
     if ceiling is not None and figures["throughput_rps"].value > ceiling[0]:
         # Something outside the model's execution answers no faster: every class loses the same share.
         scale = ceiling[0] / figures["throughput_rps"].value
@@ -213,7 +226,28 @@ def predict(calibration: Calibration, settings: ModelSettings, load: Load, seed:
     return Prediction(**figures, histogram=histogram, classes=tuple(classes),
                       confidence=calibration.confidence(formed, batcher.instances),
                       lacks=calibration.lacks(formed, batcher.instances) + outside_lacks + overload,
-                      replications=replications, overloaded=over)
+                      replications=replications, overloaded=over, host_cpu=host)
+
+
+def _host_busy(cal: Calibration, batcher: Batcher, plain: list[Run]) -> tuple[float | None, str]:
+    """Return the host's CPU utilisation the runs would keep it at where the host is the limit (None elsewhere, or
+    where too few windows read it), and, where that lies within HOST_MARGIN of HOST_TIPPING, why the tail may tip
+    over ('' where it does not)."""
+    load = cal.host_load
+    if cal.host_ceiling is None or load is None or not plain:
+        return None, ""
+    figures = [r.figures() for r in plain]
+    answered = sum(f.throughput_rps for f in figures) / len(figures)
+    executions = sum(f.throughput_rps / f.mean_batch for f in figures if f.mean_batch) / len(figures)
+    scale = min(1.0, cal.host_ceiling[0] / answered) if answered else 1.0  # the host lets no more through
+    host = load.at(answered * scale, executions * scale)
+    if host < HOST_TIPPING - HOST_MARGIN:
+        return host, ""
+    more = (f"; {batcher.instances} instances were never measured, and each adds its own threads or processes to the same CPUs "
+            "(not in this figure)" if batcher.instances not in cal.instance_counts else "")
+    return host, (f"a host near its tipping point: its CPUs about {host:.0%} busy at this rate and batching "
+                  f"({load.note}){more}; past about {HOST_TIPPING:.0%} a host-bound tail tips over in some windows "
+                  "and not in others, many times its usual length")
 
 
 def _each(figures: dict, classes: list[ClassPrediction], names: tuple[str, ...], change) -> list[ClassPrediction]:

@@ -382,3 +382,41 @@ def test_a_window_that_asked_for_more_than_the_fastest_and_got_less_shows_the_ce
     # a slower window that asked for less than the fastest and fell short is still the overhead varying
     slower = Calibration((w(7_509.0, 8_083.0, 0.848), w(5_376.0, 7_000.0, 0.81)))
     assert slower.host_ceiling is None, slower.host_ceiling
+
+
+# --- the host's CPUs where the host is the limit ----------------------------------------------------------------
+
+def _cpu_window(rps: float, size: int, p99_us: float = 3000.0, open_loop: bool = True) -> Window:
+    """One second of batches of size at rps answers/s, the host reading 0.1 + 0.0005 per answer/s + 0.003 per
+    execution/s (a host whose backend's work per execution dominates)."""
+    n = max(1, round(rps / size))
+    return Window(1, ((size, n, n * 1_000_000),), n * size, seconds=1.0, client_rps=rps, outside_us=500.0,
+                  client_p99_us=p99_us, server_us=1500.0, open_loop=open_loop,
+                  host_cpu=0.1 + 0.0005 * rps + 0.003 * n)
+
+
+def test_a_host_bound_config_that_batches_less_keeps_the_host_busier_and_may_tip_its_tail():
+    """At 200 req/s on four instances, no delay forms batches of about one (some 200 executions/s): the host about
+    0.8 busy, near where a host-bound tail tips over, so the prediction says so and its p99's interval reaches the
+    slowest p99 the windows saw (60 ms); a 20 ms delay batches to 4-5, the host some 0.3 busy, and nothing is said.
+    Where the server is the limit there is no host figure."""
+    top = replace(_cpu_window(640.0, 8, 60_000.0, open_loop=False), expected_rps=1100.0)
+    cal = Calibration((top, _cpu_window(100.0, 1), _cpu_window(300.0, 8), _cpu_window(500.0, 8),
+                       _cpu_window(50.0, 1)), client_overhead_us=500.0)
+    assert cal.host_ceiling is not None and cal.host_load is not None, cal.windows
+    load = Load.poisson(200.0, 5.0)
+
+    def at(delay_us: int):
+        return predict(cal, ModelSettings(max_batch_size=32, instance_groups=(InstanceGroup(4),),
+                                          dynamic_batching=DynamicBatching((8,), delay_us)), load, replications=2)
+    alone, batched = at(0), at(20_000)
+    print(alone.host_cpu, alone.mean_batch, batched.host_cpu, batched.mean_batch)
+    assert alone.mean_batch.value < 1.5 and batched.mean_batch.value > 3.0, (alone.mean_batch, batched.mean_batch)
+    assert alone.host_cpu > 0.7 and batched.host_cpu < 0.45, (alone.host_cpu, batched.host_cpu)
+    said = [line for line in alone.lacks if line.startswith("a host near its tipping point")]
+    assert len(said) == 1 and f"about {alone.host_cpu:.0%} busy" in said[0] and "60.0 ms" in said[0], alone.lacks
+    assert "4 instances were never measured" in said[0], said
+    assert alone.p99_ms.high >= 60.0 and all(c.p99_ms.high >= 60.0 for c in alone.classes), alone.p99_ms
+    assert not any(line.startswith("a host near") for line in batched.lacks), batched.lacks
+    assert batched.p99_ms.high < 60.0, batched.p99_ms
+    assert predict(_calibration(), _settings(), load, replications=2).host_cpu is None
