@@ -97,6 +97,8 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
         row.update({f"live (last {t - since:.0f} s)": _live(live, name),
                     "predicted, as served": _interval(name, getattr(now, name))})
         rows.append(row)
+    if any(p is not None and p.host_cpu is not None for p in (now, then)):
+        rows.append(_host_row(live, now, then, f"live (last {t - since:.0f} s)"))
     _table(rows)
     if len(now.classes) > 1:  # priority levels and queue policies act per class: each one's tail and refusals
         _table(_class_rows(live, now, then))
@@ -147,6 +149,19 @@ def _class_rows(live, now: Prediction, then: Prediction | None) -> list[dict]:
             row["rejected, as served"] = f"{c.rejected_share.value:.0%}"
         rows.append(row)
     return rows
+
+
+def _host_row(live, now: Prediction, then: Prediction | None, live_column: str) -> dict:
+    """Return the row of the host's CPUs where the host is the limit: how busy the twin expects them (a config that
+    batches less asks more of them at the same rate; near the tipping point the lacks say so) beside how busy they
+    are (Triton's nv_cpu_utilization over the live window)."""
+    def busy(p: Prediction | None) -> str:
+        return "—" if p is None or p.host_cpu is None else f"about {fmt('cpu_util', p.host_cpu, unit=False)}"
+    row = {"figure": label("cpu_util")}
+    if then is not None:
+        row["predicted, these knobs"] = busy(then)
+    row.update({live_column: fmt("cpu_util", live.server.cpu_util, unit=False), "predicted, as served": busy(now)})
+    return row
 
 
 def _live(figures, name: str) -> str:

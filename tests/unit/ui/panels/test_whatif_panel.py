@@ -100,3 +100,20 @@ def test_the_live_column_holds_only_the_running_traffics_seconds(on_fake):
     (header,) = [c for c in table.columns if c.startswith("live")]
     # a probe's levels, or the traffic before this run, are not the load the twin predicts for
     assert 6 <= int(re.fullmatch(r"live \(last (\d+) s\)", header).group(1)) <= 14, header
+
+
+def test_where_the_host_is_the_limit_a_row_says_how_busy_the_twin_expects_its_cpus(on_fake, monkeypatch):
+    """A host-bound prediction carries the host's CPU utilisation it expects: the table gets a row for it, beside the
+    live reading; a prediction without it (the server the limit) adds none."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    on_fake.start_traffic(build_spec(TrafficForm(model="gpu_sim", mode="open", rate=150)), ran_s=20)
+    at = opened(open_page(PAGE))
+    (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    assert "CPU utilization (%)" not in list(table["figure"]), table
+    real = on_fake.predict
+    monkeypatch.setattr(on_fake, "predict", lambda *a, **k: replace(real(*a, **k), host_cpu=0.734))
+    at = opened(open_page(PAGE))
+    (table,) = [t for t in panel_tables(at) if "predicted, as served" in t.columns]
+    (row,) = [r for _, r in table.iterrows() if r["figure"] == "CPU utilization (%)"]
+    assert row["predicted, as served"] == "about 73", row
