@@ -4,8 +4,8 @@ Where the host, not the server, is the limit, its CPUs do the clients' work, the
 a share of the host per request a second and another per execution a second (a batch of eight costs the frontend
 eight requests and the backend one execution). A config that batches less asks more of the host at the same rate:
 mlp at 4,500 req/s kept the host 0.57-0.77 busy with max_queue_delay 2000 µs (batches of 8) and 0.74-0.89 without
-(batches of 2), 2026-12-08. Past about HOST_TIPPING busy a host-bound tail tips over in some windows and not in
-others (mlp and text_len: 24 windows under 0.75 busy read p99s of 2.1-8.7 ms; 12 at 0.75-0.99 read 6.5-390 ms, 10
+(batches of 2), 2026-12-07. Past about HOST_TIPPING busy a host-bound tail tips over in some windows and not in
+others (mlp and text_len: 24 windows under 0.75 busy read p99s of 2.1-8.7 ms; 12 at 0.75-0.99 read 6.5-390 ms, 9
 of them over 10 ms). A probe at one instance cannot show what more instances add (their threads and processes on
 the same CPUs: text_len at 4,200 req/s, 0.71-0.74 busy at one instance, 0.96-0.99 at three).
 """
