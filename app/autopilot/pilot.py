@@ -276,6 +276,13 @@ class Autopilot:
                 return step, why
             numbers["twin"] = {"instances": fewest.instances, "holds": fewest.holds,
                                "p99_high_ms": fewest.p99_high_ms, "words": fewest.words}
+            if not fewest.holds and fewest.host_cpu is not None:
+                # No count holds where the host is the limit: instances add their own load to its CPUs (text_len at
+                # 4,200 req/s: 0.71-0.74 busy at one, 0.96-0.99 at three, p99 390 ms, 2026-12-07). The twin sizes
+                # nothing: the rules' step stands, with its answer beside it.
+                return replace(step, words=f"{step.words} (the twin: no count up to {fewest.instances} holds — "
+                                           f"{fewest.words}; the host, not the instances, is the limit, so it "
+                                           "sizes nothing)"), why
             more = fewest.instances - state.instances
             return Step(ADD, {"instance_count": fewest.instances},
                         f"+{more} instance{'s' if more > 1 else ''} ({state.instances} → {fewest.instances}): "

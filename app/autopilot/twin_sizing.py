@@ -32,6 +32,7 @@ class SizingAnswer:
     holds: bool
     p99_high_ms: float
     words: str
+    host_cpu: float | None = None  # where the host, not the server, is the limit: how busy the twin expects its CPUs
 
 
 class TwinSizer:
@@ -54,9 +55,11 @@ class TwinSizer:
         if high != high:  # no sample: nothing known
             return None
         holds = high <= self.share * sla_ms
+        host = getattr(p, "host_cpu", None)
+        busy = f", the host's CPUs about {host:.0%} busy" if host is not None else ""
         return SizingAnswer(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
                        f"instance{'s' if instances != 1 else ''} {self.load_words(rate_rps)} ({p.confidence.split(':')[0]} "
-                       "confidence)")
+                       f"confidence{busy})", host)
 
     def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int,
                advised: int | None = None) -> SizingAnswer | None:

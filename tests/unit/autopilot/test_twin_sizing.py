@@ -144,3 +144,26 @@ def test_an_answer_names_the_load_it_is_for_a_closed_loops_clients_not_a_rate():
     assert "at 80/s" in TwinSizer(_predictor(100.0)).verdict(_settings(1), 2, 80.0, SLA_MS).words
     sizer = TwinSizer(_predictor(100.0), load_words=lab_load_words(_LoadLab(None), "m"))  # traffic from elsewhere
     assert "at 80/s" in sizer.verdict(_settings(1), 2, 80.0, SLA_MS).words
+
+
+def test_where_the_host_is_the_limit_and_no_count_holds_the_twin_sizes_nothing():
+    """A host-bound twin (its predictions carry the host's CPU) whose p99 holds at no count: the autopilot takes the
+    rules' step (arrivals outrun service: 330/s where 100/s were served, 1 → 4), not the most the bounds allow — more instances add their own load to the host's CPUs — and
+    says the twin's answer beside it. The same twin without the host's figure sizes to the most, as before."""
+    def bound(host: float | None):
+        def predict(settings: ModelSettings, rate: float):
+            p = _Prediction(120.0)  # over 80 % of the 50 ms SLA at every count
+            p.host_cpu = host
+            return p
+        return predict
+    window = _window(100.0, 60.0, 330.0, 100.0)
+    host = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0, sizer=TwinSizer(bound(0.82)))
+    decision = host.decide(window, _settings(1), 100.0)
+    alone = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0).decide(
+        window, _settings(1), 100.0)
+    assert decision.knobs == alone.knobs == {"instance_count": 4}, (decision.reason, alone.reason)  # 330/s over 100/s
+    assert "the host, not the instances, is the limit" in decision.reason, decision.reason
+    assert "the host's CPUs about 82% busy" in decision.reason and decision.figures["twin"]["holds"] is False
+    server = Autopilot(Bounds(SLA_MS, max_instances=6, delays_us=()), clock=lambda: 100.0,
+                       sizer=TwinSizer(bound(None)))
+    assert server.decide(window, _settings(1), 100.0).knobs == {"instance_count": 6}
