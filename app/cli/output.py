@@ -36,6 +36,8 @@ def sweep_summary(result, options, where: str, code: int, twin: list[dict] | Non
     advice = result.recommendation
     if advice is not None:
         lines.append(f"recommendation: {advice.text}")
+    if twin:
+        from app.experiments.sweep.twin_rank import ranking_error  # noqa: PLC0415 - the twin's modules, for a ranking only
     for place, r in enumerate(twin or (), 1):
         if not r.get("measured"):
             continue
@@ -43,8 +45,7 @@ def sweep_summary(result, options, where: str, code: int, twin: list[dict] | Non
                 f"{r['predicted_goodput_rps']:,.0f} req/s at {_load(space, r['load'])}")
         seen = ("none inside the SLA" if r.get("measured_goodput_rps") is None else
                 f"{r['measured_goodput_rps']:,.0f} at {_load(space, r['measured_load'])}")
-        off = (f" ({r['predicted_goodput_rps'] / r['measured_goodput_rps'] - 1:+.0%})"
-               if r.get("measured_goodput_rps") and r.get("load") is not None else "")
+        off = f" ({error:+.0%})" if (error := ranking_error(r)) is not None else ""
         lines.append(f"the twin's #{place}, {r.get('label', r.get('choice'))}: predicted {said}, measured {seen}{off}")
     data = {"kind": "sweep", "model": space.model, "server": where, "study_id": result.study_id,
             "status": result.status, "note": result.note, "wall_s": result.wall_s, "exit_code": code,

@@ -95,6 +95,16 @@ def kept(ranked: list[Ranked], top: int) -> list[Ranked]:
     return first + [r for r in holding[len(first):] if r.goodput >= floor][:max(1, top)]
 
 
+def ranking_error(record: dict) -> float | None:
+    """Return how far the twin's goodput for a configuration it ranked lay from the sweep's measured one (predicted /
+    measured - 1), from the ranking's stored record; None where either is missing or the twin put no operating point
+    inside the SLA. The command line's summary and the page's table both say it."""
+    predicted, measured = record.get("predicted_goodput_rps"), record.get("measured_goodput_rps")
+    if record.get("load") is None or not predicted or not measured:
+        return None
+    return predicted / measured - 1
+
+
 class TwinSearch:
     """Start at the twin's best load; go up while the SLA holds, down while it does not."""
 

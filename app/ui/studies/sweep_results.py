@@ -16,6 +16,7 @@ from app.experiments.report import study_charts as charts, export, html_report a
 from app.experiments.driving import Start
 from app.experiments.sweep.model_analyzer import ma_config_yaml
 from app.experiments.sweep.space import CONCURRENCY, SearchSpace
+from app.experiments.sweep.twin_rank import ranking_error
 from app.store.database import DONE, FAILED, RUNNING
 from app.experiments.sweep.recommend import CLEAR, ONLY, Recommendation, recommend
 from app.experiments.stored import read_sweep, refusals
@@ -96,7 +97,7 @@ def _twin_table(ranked: list[dict], space: SearchSpace) -> None:
             f"measured load ({unit})": (f"{r['measured_load']:g}" if measured is not None else
                                              "none inside" if r.get("measured") else "not measured"),
             "measured goodput (req/s)": fmt("goodput_rps", measured, unit=False) if measured is not None else "—",
-            "predicted vs measured": f"{predicted / measured - 1:+.0%}" if measured and predicted else "—",
+            "predicted vs measured": f"{error:+.0%}" if (error := ranking_error(r)) is not None else "—",
         })
     with st.expander(f"The twin's ranking: {sum(bool(r.get('measured')) for r in ranked)} of {len(ranked)} "
                      "configurations measured", expanded=True):

@@ -6,7 +6,7 @@ from app.config.model_config import parse_config
 from app.experiments.sweep.points import Point
 from app.experiments.sweep.space import CONCURRENCY, Choice, SearchSpace
 from app.experiments.sweep.sweeper import traffic_spec
-from app.experiments.sweep.twin_rank import Ranked, TwinSearch, kept, rank
+from app.experiments.sweep.twin_rank import Ranked, TwinSearch, kept, rank, ranking_error
 from app.metrics.statistics_api import ModelStats
 from app.paths import MODEL_REPOSITORY
 from app.store.database import DONE
@@ -80,3 +80,13 @@ def test_a_prediction_that_was_too_high_walks_down_to_the_first_load_that_holds(
         walked.append(load)
         search.record(_point(load, 10.0 if load <= 4 else 40.0))
     assert walked == [16, 8, 4], walked
+
+
+def test_the_twins_error_on_a_ranked_configuration_is_said_only_where_both_goodputs_are_known():
+    """893 predicted against 755 measured: +18 %; no operating point inside the SLA (load None), nothing measured
+    inside it, or a configuration not measured: no error to say."""
+    record = {"load": 16.0, "predicted_goodput_rps": 893.0, "measured_goodput_rps": 755.0, "measured": True}
+    assert round(ranking_error(record), 3) == 0.183
+    assert ranking_error({**record, "load": None}) is None
+    assert ranking_error({**record, "measured_goodput_rps": None}) is None
+    assert ranking_error({"load": 16.0, "predicted_goodput_rps": 893.0, "measured": False}) is None
