@@ -30,7 +30,6 @@ class HostLoad:
     per_execution: float
     windows: int  # the windows it was fitted to
     rms: float  # how far it misses their readings (0-1, root mean square)
-    busiest: float  # the busiest reading among them
 
     def at(self, requests_per_s: float, executions_per_s: float) -> float:
         """Return the utilisation these rates would keep the host at (held at 1: busier is not measurable)."""
@@ -67,4 +66,4 @@ def fit_host_load(points: Iterable[tuple[float, float, float]]) -> HostLoad | No
         return None
     misfit, (idle, per_request, per_execution) = best
     return HostLoad(float(idle), float(per_request), float(per_execution), len(rows),
-                    misfit if math.isfinite(misfit) else 1.0, float(y.max()))
+                    misfit if math.isfinite(misfit) else 1.0)

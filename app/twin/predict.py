@@ -238,7 +238,8 @@ def _host_busy(cal: Calibration, batcher: Batcher, plain: list[Run]) -> tuple[fl
         return None, ""
     figures = [r.figures() for r in plain]
     answered = sum(f.throughput_rps for f in figures) / len(figures)
-    executions = sum(f.throughput_rps / f.mean_batch for f in figures if f.mean_batch) / len(figures)
+    executions = sum(f.throughput_rps / f.mean_batch for f in figures if f.mean_batch == f.mean_batch and f.mean_batch
+                     ) / len(figures)  # a run with no execution (NaN batch) executed nothing
     scale = min(1.0, cal.host_ceiling[0] / answered) if answered else 1.0  # the host lets no more through
     host = load.at(answered * scale, executions * scale)
     if host < HOST_TIPPING - HOST_MARGIN:
