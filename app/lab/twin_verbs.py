@@ -31,6 +31,13 @@ MIN_EXECUTIONS = 20  # fewer in the window: nothing new to learn from it
 REPLICATIONS = 3  # per prediction on a page: about 0.1-0.5 s of CPU (app/twin/predict.py)
 CACHED = 64
 IMPACT_S = 10.0  # the window after a change a prediction is measured in (Measure.impact's span)
+# A window the twin learns from begins this long after the traffic last started, changed or stopped: one load, in
+# its steady state. A 30 s window across loads noted their mix as one window, its clients' rate the average and its
+# tail the worst load's: with bench/twin_accuracy --learn (2026-12-07, run AW), a window holding an open loop whose
+# tail had tipped over (35 and 89 ms) and the slower loads beside it made the twin say 17-37 ms for loads measured at
+# 3.5. The open loop's first second is not its steady state either (mlp at 4,500 req/s: up to 34.7 ms in it, 2.1-9.4
+# ms in the seconds after, /tmp/s14/warm2.py).
+TRAFFIC_WARM_S = 1.0
 
 
 class PredictionCache:
@@ -57,12 +64,14 @@ class TwinVerbs:
     """The twin: its calibration of a model, and what it predicts a config does under a load."""
 
     def calibration(self, model: str, window_s: float = WINDOW_S) -> Calibration | None:
-        """Return the twin's calibration of a model: the executions of the last window_s since its last change
-        (noted at most every 10 s, when there were enough), merged with what earlier windows taught at other
-        instance counts; None before any was seen."""
+        """Return the twin's calibration of a model: the executions of the last window_s since its last change and
+        since its traffic last started, changed or stopped (noted at most every 10 s, when there were enough),
+        merged with what earlier windows taught at other instance counts; None before any was seen."""
         now = time.time()
         change = self._markers.last_change(model)  # executions before a reload ran another config
-        start = max(now - window_s, change.settled + 1.0 if change is not None else 0.0)
+        traffic = self._markers.last_change(model, ("traffic",))  # before it, another load (TRAFFIC_WARM_S)
+        start = max(now - window_s, change.settled + 1.0 if change is not None else 0.0,
+                    traffic.t + TRAFFIC_WARM_S if traffic is not None else 0.0)
         if self._twin.due(model, now) and now - start >= 5.0:
             self.learn(model, start, now)
         return self._twin.calibration(model)

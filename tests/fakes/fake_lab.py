@@ -216,7 +216,12 @@ class FakeLab(Lab):
         simulated yet: a new fake lab has HISTORY_S of them, until its first read)."""
         ran_s = min(ran_s, max(0.0, time.time() - self._polled - 1.0))
         self.worker.ran_s = ran_s
-        super().start_traffic(spec)
+        clock = self._markers.clock
+        self._markers.clock = lambda: clock() - ran_s  # its marker where it pretends to have begun
+        try:
+            super().start_traffic(spec)
+        finally:
+            self._markers.clock = clock
         self.worker.ran_s = 0.0
         self.catch_up()
 

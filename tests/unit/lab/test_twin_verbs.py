@@ -100,3 +100,17 @@ def test_an_ensemble_gets_the_reason_not_a_prediction_and_its_steps_still_get_on
                 assert step.throughput_rps.low <= 105 and step.throughput_rps.high >= 90, step.throughput_rps
         finally:
             lab.close()
+
+
+def test_a_window_across_a_change_of_traffic_is_not_learnt_from(fake, monkeypatch):
+    """The twin learns a window of one load only: once the rate changes, the seconds before the change are another
+    load's, and a window holding both would note their mix (the clients' rate an average, the tail the worst one's).
+    Right after the change there is nothing of the new load to learn from yet, though the twin is due another."""
+    fake.start_traffic(LoadSpec(mode=Mode.OPEN, rate=150.0, model="gpu_sim", duration_s=None), ran_s=15)
+    first = fake.calibration("gpu_sim")
+    assert first is not None and len(first.windows) == 1, first
+    assert first.windows[0].client_rps == pytest.approx(150.0, rel=0.15), first.windows[0]
+    fake.update_traffic(rate=400.0)
+    monkeypatch.setattr(fake._twin, "due", lambda model, now: True)  # as if ten seconds had passed
+    after = fake.calibration("gpu_sim")
+    assert len(after.windows) == 1, [w.client_rps for w in after.windows]
