@@ -13,8 +13,9 @@ model the lab does not ship: strings in, a Python backend), on an embedded trito
      against the first: how far the measurement reproduces itself; how often the prediction lies within the goal
      of the span of a point's two measurements (as right as a measurement that does not repeat lets it be); and how
      often a measured p99 lies inside the predicted interval. The JSON keeps the calibration's windows beside each configuration.
-The twin keeps what each configuration taught it only when --learn is given (then later configurations are no
-longer unseen); by default every prediction rests on the first probe alone. --json writes every figure.
+The twin keeps what each configuration taught it only when --learn is given (each window measured, noted as the
+lab notes live traffic; then later configurations are no longer unseen); by default every prediction rests on the
+first probe alone. --json writes every figure.
 """
 from __future__ import annotations
 
@@ -47,9 +48,10 @@ GOAL_SATURATION, GOAL_P99 = 0.10, 0.20
 RATE_MAX = LIMITS["rate"].high  # one load generator's bound: a share of a faster saturation is sent at this
 
 
-def measure(lab: LabPort, model: str, spec, seconds: float) -> dict:
+def measure(lab: LabPort, model: str, spec, seconds: float, learn: bool = False) -> dict:
     """Run spec for seconds (one second of warm-up dropped); return the window's client throughput and p99, the mean
-    batch and the host's CPU utilisation (Triton's nv_cpu_utilization over the window; None where not reported)."""
+    batch and the host's CPU utilisation (Triton's nv_cpu_utilization over the window; None where not reported).
+    learn: the twin notes the window too."""
     lab.start_traffic(spec)
     while lab.traffic().started_at is None and lab.traffic().running:
         time.sleep(0.05)
@@ -58,6 +60,8 @@ def measure(lab: LabPort, model: str, spec, seconds: float) -> dict:
     lab.stop_traffic("bench: window measured")
     time.sleep(1.2)  # the poller's last scrape of the window
     figures = lab.measure(model, t0 + 1.0, t0 + 1.0 + seconds)
+    if learn:  # the twin notes the window it was measured in: one load, as it learns from live traffic
+        lab.learn(model, t0 + 1.0, t0 + 1.0 + seconds)
     row = figures.row(ALL)
     return {"throughput_rps": row.throughput_rps, "p99_ms": row.p99_ms, "samples": row.latency_n,
             "mean_batch": figures.server.avg_batch, "host_cpu": figures.server.cpu_util}
@@ -91,8 +95,8 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
             top = min(256, max(1, settings.max_batch_size) * count * 2)  # the load bounds: at most 256 in flight
             closed = build_spec(TrafficForm(model=model, mode="closed", concurrency=top, duration_s=600.0),
                                 lab.served_config(model))
-            seen_sat = measure(lab, model, closed, seconds)
-            sat_again = measure(lab, model, closed, seconds) if repeat else None  # the measurement's own spread
+            seen_sat = measure(lab, model, closed, seconds, learn)
+            sat_again = measure(lab, model, closed, seconds, learn) if repeat else None  # the measurement's own spread
             # The same closed loop as measured (clients' overhead included); the open-loop overload beside it.
             predicted_sat = predict(calibration, settings, load_of(closed), replications=5)
             overload = saturation(calibration, settings)
@@ -112,10 +116,10 @@ def one_model(lab: LabPort, model: str, instances: tuple[int, ...], delays: tupl
                 rate = min(RATE_MAX, max(1.0, round(share * (seen_sat["throughput_rps"] or 0.0))))  # the form's bound
                 spec = build_spec(TrafficForm(model=model, mode="open", rate=rate, duration_s=600.0),
                                   lab.served_config(model))
-                seen = measure(lab, model, spec, seconds)
+                seen = measure(lab, model, spec, seconds, learn)
                 # The same point again, at once: how far a measurement of this p99 reproduces itself is the
                 # yardstick for how far a prediction of it can.
-                again = measure(lab, model, spec, seconds) if repeat else None
+                again = measure(lab, model, spec, seconds, learn) if repeat else None
                 guess = predict(calibration, settings, load_of(spec), replications=5)
                 row["loads"].append({"share_of_saturation": share, "rate": rate, "measured": seen, "predicted": {
                     "throughput_rps": asdict(guess.throughput_rps), "p99_ms": asdict(guess.p99_ms),
