@@ -144,7 +144,7 @@ def _windows(calibration) -> list[dict]:
     per second and the clients' time outside the server (mean and p99, µs), what the twin expected of its traffic,
     how busy the host's CPUs were, and the clients' p99 of every window its level was cut into (µs)."""
     return [{"instances": w.instances, "open_loop": w.open_loop, "client_rps": w.client_rps,
-             "executions_per_s": sum(n for _, n, _ in w.batches) / w.seconds if w.seconds else None,
+             "executions_per_s": w.executions_per_s,
              "expected_rps": w.expected_rps, "host_cpu": w.host_cpu, "outside_us": w.outside_us,
              "outside_p99_us": w.outside_p99_us, "p99_parts_us": list(w.p99_parts_us)} for w in calibration.windows]
 

@@ -55,11 +55,10 @@ class TwinSizer:
         if high != high:  # no sample: nothing known
             return None
         holds = high <= self.share * sla_ms
-        host = getattr(p, "host_cpu", None)
-        busy = f", the host's CPUs about {host:.0%} busy" if host is not None else ""
+        busy = f", the host's CPUs about {p.host_cpu:.0%} busy" if p.host_cpu is not None else ""
         return SizingAnswer(instances, holds, high, f"the twin expects p99 up to {high:.1f} ms with {instances} "
                        f"instance{'s' if instances != 1 else ''} {self.load_words(rate_rps)} ({p.confidence.split(':')[0]} "
-                       f"confidence{busy})", host)
+                       f"confidence{busy})", p.host_cpu)
 
     def fewest(self, settings: ModelSettings, rate_rps: float, sla_ms: float, low: int, high: int,
                advised: int | None = None) -> SizingAnswer | None:

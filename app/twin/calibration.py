@@ -118,6 +118,11 @@ class Window:
         return self.outside_us + math.sqrt(clients * clients - server * server)
 
     @property
+    def executions_per_s(self) -> float | None:
+        """Return the executions a second over the window (None when its length is unknown)."""
+        return sum(n for _, n, _ in self.batches) / self.seconds if self.seconds else None
+
+    @property
     def busy(self) -> float:
         """Return the mean executions in flight (all instances when the window's length is unknown)."""
         if not self.seconds:
@@ -248,8 +253,7 @@ class Calibration:
     def host_load(self) -> HostLoad | None:
         """Return the host's CPU utilisation as a share per answer and per execution a second, fitted to the windows
         that read it (None: too few did)."""
-        return fit_host_load((w.client_rps, sum(n for _, n, _ in w.batches) / w.seconds, w.host_cpu)
-                             for w in self.windows if w.seconds and w.client_rps)
+        return fit_host_load((w.client_rps, w.executions_per_s, w.host_cpu) for w in self.windows if w.client_rps)
 
     def outside(self, open_loop: bool, rate_rps: float, steady: bool = False) -> Outside:
         """Return a request's time outside the server at this rate of answers, for an open or a closed loop.

@@ -52,7 +52,7 @@ def fit_host_load(points: Iterable[tuple[float, float, float]]) -> HostLoad | No
     x = np.array([[1.0, r, e] for r, e, _ in rows])
     y = np.array([h for _, _, h in rows])
     best = None
-    # every subset of the three terms with the idle share kept: the least misfit whose shares are all at least 0
+    # every subset of the terms holding a share per answer or per execution: the least misfit with no share below 0
     for keep in ((0, 1, 2), (0, 1), (0, 2), (1, 2), (1,), (2,)):
         coef, *_ = np.linalg.lstsq(x[:, keep], y, rcond=None)
         if (coef < 0).any():

@@ -89,16 +89,17 @@ def _panel(lab: LabPort, model: str, served: ModelSettings, proposed: ModelSetti
     # the running traffic's own seconds: a probe's levels just before (64 in flight) are not the traffic predicted
     since = max(t - LIVE_S, lab.traffic().started_at or 0.0)
     live = lab.measure(model, since, t)
+    live_column = f"live (last {t - since:.0f} s)"
     rows = []
     for name in SHOWN:
         row = {"figure": label(KEYS[name])}
         if then is not None:  # first: what the page is for, visible in a half-width column
             row["predicted, these knobs"] = _interval(name, getattr(then, name))
-        row.update({f"live (last {t - since:.0f} s)": _live(live, name),
+        row.update({live_column: _live(live, name),
                     "predicted, as served": _interval(name, getattr(now, name))})
         rows.append(row)
     if any(p is not None and p.host_cpu is not None for p in (now, then)):
-        rows.append(_host_row(live, now, then, f"live (last {t - since:.0f} s)"))
+        rows.append(_host_row(live, now, then, live_column))
     _table(rows)
     if len(now.classes) > 1:  # priority levels and queue policies act per class: each one's tail and refusals
         _table(_class_rows(live, now, then))

@@ -16,6 +16,7 @@ class _Prediction:
     def __init__(self, p99_high: float) -> None:
         self.p99_ms = Interval(p99_high * 0.9, p99_high * 0.8, p99_high)
         self.confidence = "high: measured"
+        self.host_cpu = None  # the server, not the host, is the limit
 
 
 def _predictor(capacity_per_instance: float):
